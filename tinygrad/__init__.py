@@ -1,0 +1,16 @@
+"""tinygrad-style engine: lazy Tensor -> hash-consed UOp graph -> pattern rewrites -> kernels -> C -> run."""
+import os as _os
+from tinygrad.dtype import dtypes, DType
+from tinygrad.device import Device
+from tinygrad.helpers import GlobalCounters, getenv
+from tinygrad.tensor import Tensor
+from tinygrad.uop.ops import UOp, Ops
+
+# the one hook: with VIZ or PROFILE set, the profiler's recorder is installed (it costs nothing otherwise)
+if _os.environ.get("VIZ", "0") not in ("", "0") or _os.environ.get("PROFILE", "0") not in ("", "0"):
+  try:
+    from profiler import recorder as _recorder
+    _recorder.install()
+  except ImportError as e:
+    import warnings
+    warnings.warn(f"VIZ/PROFILE is set but the profiler could not be loaded: {e}")

@@ -1,0 +1,76 @@
+"""From the scalar graph of a kernel to a linear program: loops opened and closed, reductions as accumulators.
+Each value is placed in the innermost loop it depends on, so loop-invariant work is computed outside the loop."""
+from __future__ import annotations
+from dataclasses import dataclass, field
+from tinygrad.dtype import dtypes, DType
+from tinygrad.helpers import prod
+from tinygrad.uop.ops import UOp, Ops, GroupOp
+
+@dataclass
+class Program:
+  name: str
+  uops: list[UOp]
+  acc_of: dict[UOp, UOp]               # REDUCE -> the DEFINE_ACC holding its value after its loops
+  params: list[UOp]                    # DEFINE_GLOBALs in argument order (output first)
+  global_size: tuple[int, ...]
+  reduce_size: tuple[int, ...]
+  flops: int
+  mem_bytes: int
+  src: str = ""
+  parallel: bool = False
+  lib_key: str = field(default="", repr=False)
+
+def reduce_identity(op: Ops, dtype: DType):
+  if op is Ops.ADD: return 0
+  if op is Ops.MUL: return 1
+  return dtypes.min(dtype)  # MAX
+
+def _topo(roots: list[UOp], skip: set[UOp]) -> list[UOp]:
+  """Sources before users; REDUCEs are opaque (their loops are placed separately); iterative for deep graphs."""
+  out: dict[UOp, None] = {}
+  stack = [(r, False) for r in reversed(roots)]
+  while stack:
+    u, done = stack.pop()
+    if u in out or u in skip: continue
+    if done: out[u] = None; continue
+    stack.append((u, True))
+    if u.op is not Ops.REDUCE: stack.extend((s, False) for s in reversed(u.src) if s not in out and s not in skip)
+  return list(out)
+
+def linearize(sink: UOp, global_ranges: list[UOp], name: str) -> Program:
+  topo = sink.toposort()
+  scope: dict[UOp, frozenset[UOp]] = {}
+  for u in topo:
+    if u.op is Ops.RANGE: scope[u] = frozenset([u])
+    elif u.op is Ops.REDUCE: scope[u] = scope[u.src[0]] - frozenset(u.src[1:])
+    else: scope[u] = frozenset().union(*[scope[s] for s in u.src])
+  params = sorted([u for u in topo if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0])
+  prog: list[UOp] = list(params)
+  emitted: set[UOp] = set(params) | set(global_ranges)
+  acc_of: dict[UOp, UOp] = {}
+  flops, reduce_size = 0, []
+  def emit_block(roots: list[UOp], open_: frozenset[UOp], trips: int) -> None:
+    nonlocal flops
+    for u in _topo(roots, emitted):
+      if u in emitted: continue
+      emitted.add(u)
+      if u.op is Ops.REDUCE:
+        value, rngs = u.src[0], u.src[1:]
+        emit_block([n for n in _topo([value], emitted) if scope[n] <= open_], open_, trips)  # hoist what the loop doesn't change
+        acc = UOp(Ops.DEFINE_ACC, u.dtype, (UOp.const(u.dtype, reduce_identity(u.arg, u.dtype)),), len(acc_of))
+        prog.append(acc); prog.extend(rngs); emitted.update(rngs)
+        inner = trips * prod(r.src[0].arg for r in rngs)
+        reduce_size.extend(r.src[0].arg for r in rngs)
+        emit_block([value], open_ | frozenset(rngs), inner)
+        prog.append(UOp(Ops.ACC_UPDATE, u.dtype, (acc, value), u.arg)); flops += inner
+        prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(rngs))
+        acc_of[u] = acc; prog.append(u)
+      else:
+        if u.op in GroupOp.ALU: flops += trips
+        prog.append(u)
+  prog.extend(global_ranges)
+  gsz = tuple(r.src[0].arg for r in global_ranges)
+  emit_block([sink], frozenset(global_ranges), prod(gsz))
+  prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(global_ranges))
+  mem = sum(p.arg[1] * p.dtype.itemsize for p in params)
+  return Program(name, prog, acc_of, params, gsz, tuple(reduce_size), flops, mem)

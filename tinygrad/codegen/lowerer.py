@@ -1,0 +1,99 @@
+"""Lowering a kernel's tensor graph to scalar code: INDEX is pushed from the store down to the loads, turning every
+movement op into index arithmetic and every REDUCE_AXIS into loops (REDUCE over new RANGEs). All of it is pattern tables."""
+from __future__ import annotations
+import itertools
+from tinygrad.dtype import dtypes
+from tinygrad.helpers import prod, strides_for_shape
+from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
+from tinygrad.uop.symbolic import symbolic
+
+TRUE = UOp.const(dtypes.bool, True)
+def _c(v: int) -> UOp: return UOp.const(dtypes.int32, v)
+def index(x: UOp, gate: UOp, idx: tuple[UOp, ...]) -> UOp: return UOp(Ops.INDEX, x.dtype, (x, gate) + tuple(idx))
+def _and(a: UOp, b: UOp) -> UOp: return b if a is TRUE else a if b is TRUE else UOp(Ops.AND, dtypes.bool, (a, b))
+
+class LowerContext:
+  def __init__(self): self.ranges = itertools.count()
+  def new_range(self, size: int, kind: str) -> UOp: return UOp(Ops.RANGE, dtypes.int32, (_c(size),), (next(self.ranges), kind))
+
+def reshape_index(in_shape: tuple[int, ...], out_shape: tuple[int, ...], idx: tuple[UOp, ...]) -> tuple[UOp, ...]:
+  """Index into `in_shape` for an index into its reshape `out_shape`: dims are matched in groups of equal product so
+  only merged or split dims pay for a multiply, divide or modulo."""
+  res = [_c(0)] * len(in_shape)
+  ins, outs = [d for d, s in enumerate(in_shape) if s != 1], [d for d, s in enumerate(out_shape) if s != 1]
+  a = b = 0
+  while a < len(ins):
+    ga, gb, pa, pb = [ins[a]], [outs[b]], in_shape[ins[a]], out_shape[outs[b]]
+    a, b = a + 1, b + 1
+    while pa != pb:
+      if pa < pb: ga.append(ins[a]); pa *= in_shape[ins[a]]; a += 1
+      else: gb.append(outs[b]); pb *= out_shape[outs[b]]; b += 1
+    if len(ga) == 1 and len(gb) == 1: res[ga[0]] = idx[gb[0]]; continue
+    lin = _c(0)
+    for d, st in zip(gb, strides_for_shape(tuple(out_shape[d] for d in gb))): lin = lin + idx[d] * st
+    for k, (d, st) in enumerate(zip(ga, strides_for_shape(tuple(in_shape[d] for d in ga)))):
+      v = lin // st if st != 1 else lin
+      res[d] = v if k == 0 else v % in_shape[d]
+  return tuple(res)
+
+def _reshape(x: UOp, g: UOp, i: UOp) -> UOp: return index(x.src[0], g, reshape_index(x.src[0].shape, x.shape, i.src[2:]))
+def _permute(x: UOp, g: UOp, i: UOp) -> UOp:
+  idx, new = i.src[2:], [None] * len(x.arg)
+  for o, d in enumerate(x.arg): new[d] = idx[o]
+  return index(x.src[0], g, tuple(new))
+def _expand(x: UOp, g: UOp, i: UOp) -> UOp:
+  return index(x.src[0], g, tuple(_c(0) if si == 1 and so != 1 else v for si, so, v in zip(x.src[0].shape, x.shape, i.src[2:])))
+def _shrink(x: UOp, g: UOp, i: UOp) -> UOp: return index(x.src[0], g, tuple(v + b if b else v for (b, _), v in zip(x.arg, i.src[2:])))
+def _flip(x: UOp, g: UOp, i: UOp) -> UOp:
+  return index(x.src[0], g, tuple((_c(s - 1) - v) if f else v for f, s, v in zip(x.arg, x.shape, i.src[2:])))
+def _pad(x: UOp, g: UOp, i: UOp) -> UOp:
+  valid, idx = TRUE, []
+  for (b, a), s, v in zip(x.arg, x.src[0].shape, i.src[2:]):
+    if b: valid = _and(valid, UOp(Ops.CMPLT, dtypes.bool, (_c(b - 1), v)))
+    if a: valid = _and(valid, UOp(Ops.CMPLT, dtypes.bool, (v, _c(b + s))))
+    idx.append(v - b if b else v)
+  return valid.where(index(x.src[0], _and(g, valid), tuple(idx)), UOp.const(x.dtype, 0))
+def _reduce(ctx: LowerContext, x: UOp, g: UOp, i: UOp) -> UOp:
+  op, axes = x.arg
+  rngs, idx = [], list(i.src[2:])
+  for a in axes:
+    if (s := x.src[0].shape[a]) == 1: idx[a] = _c(0)
+    else: idx[a] = ctx.new_range(s, "reduce"); rngs.append(idx[a])
+  val = index(x.src[0], g, tuple(idx))
+  return UOp(Ops.REDUCE, x.dtype, (val, *rngs), op) if rngs else val
+
+# INDEX(node, gate, *idx) means "node at idx"; these rules push it down until only loads of buffers remain
+pm_lower_index = PatternMatcher([
+  (UPat(Ops.INDEX, src=(UPat(GroupOp.Elementwise, name="x"), UPat.var("g")), allow_any_len=True, name="i"),
+   lambda x, g, i: x.replace(src=tuple(index(s, g, i.src[2:]) for s in x.src))),
+  (UPat(Ops.INDEX, src=(UPat(Ops.CONST, name="x"), UPat.var()), allow_any_len=True), lambda x: UOp.const(x.dtype, x.arg)),
+  (UPat(Ops.INDEX, src=(UPat(Ops.DEFINE_VAR, name="x"), UPat.var()), allow_any_len=True), lambda x: x),
+  (UPat(Ops.INDEX, src=(UPat(Ops.RESHAPE, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _reshape),
+  (UPat(Ops.INDEX, src=(UPat(Ops.PERMUTE, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _permute),
+  (UPat(Ops.INDEX, src=(UPat(Ops.EXPAND, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _expand),
+  (UPat(Ops.INDEX, src=(UPat(Ops.SHRINK, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _shrink),
+  (UPat(Ops.INDEX, src=(UPat(Ops.FLIP, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _flip),
+  (UPat(Ops.INDEX, src=(UPat(Ops.PAD, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _pad),
+  (UPat(Ops.INDEX, src=(UPat(Ops.REDUCE_AXIS, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _reduce),
+  (UPat(Ops.INDEX, src=(UPat(Ops.DEFINE_GLOBAL, name="x"), UPat.var("g"), UPat.var("j"))),
+   lambda x, g, j: UOp(Ops.LOAD, x.dtype, (x, j, g))),
+])
+
+# a gate that folded to True is dropped from the load
+pm_clean_gates = PatternMatcher([
+  (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("j"), UPat.const(dtypes.bool, True))), lambda b, j: UOp(Ops.LOAD, b.dtype, (b, j))),
+])
+
+def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
+  """ast: SINK(STORE(DEFINE_GLOBAL out, value)). Returns the scalar SINK and the global RANGEs, outermost first."""
+  ctx = LowerContext()
+  store = ast.src[0]
+  out, value = store.src
+  shape = value.shape
+  glbl = [ctx.new_range(s, "global") if s != 1 else _c(0) for s in shape]
+  lin = _c(0)
+  for v, st in zip(glbl, strides_for_shape(shape)): lin = lin + v * st
+  sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.STORE, dtypes.void, (out, lin, index(value, TRUE, tuple(glbl)))),))
+  sink = graph_rewrite(sink, pm_lower_index + symbolic, ctx=ctx, name="lower: index to loops")
+  sink = graph_rewrite(sink, symbolic + pm_clean_gates, name="lower: simplify")
+  return sink, [r for r in glbl if r.op is Ops.RANGE]

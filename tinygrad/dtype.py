@@ -1,0 +1,98 @@
+"""Data types and tinygrad's promotion lattice."""
+from __future__ import annotations
+from dataclasses import dataclass
+import math, functools
+
+@dataclass(frozen=True, eq=True)
+class DType:
+  priority: int   # for promotion ties
+  itemsize: int
+  name: str
+  fmt: str        # struct/memoryview format char
+  cname: str      # C type name
+  def __repr__(self): return f"dtypes.{self.name}"
+  def __lt__(self, other: DType): return (self.priority, self.itemsize, self.name) < (other.priority, other.itemsize, other.name)
+  @property
+  def nbytes(self) -> int: return self.itemsize
+
+class dtypes:
+  void = DType(-1, 0, "void", "", "void")
+  bool = DType(0, 1, "bool", "?", "bool")
+  int8 = DType(1, 1, "char", "b", "signed char")
+  uint8 = DType(2, 1, "uchar", "B", "unsigned char")
+  int16 = DType(3, 2, "short", "h", "short")
+  uint16 = DType(4, 2, "ushort", "H", "unsigned short")
+  int32 = DType(5, 4, "int", "i", "int")
+  uint32 = DType(6, 4, "uint", "I", "unsigned int")
+  int64 = DType(7, 8, "long", "q", "long long")
+  uint64 = DType(8, 8, "ulong", "Q", "unsigned long long")
+  float16 = DType(10, 2, "half", "e", "_Float16")
+  float32 = DType(12, 4, "float", "f", "float")
+  float64 = DType(13, 8, "double", "d", "double")
+  # aliases tinygrad users write
+  char, uchar, short, ushort, int, uint, long, ulong = int8, uint8, int16, uint16, int32, uint32, int64, uint64
+  half, float, double = float16, float32, float64
+  default_float = float32
+  default_int = int32
+  ints = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+  uints = (uint8, uint16, uint32, uint64)
+  floats = (float16, float32, float64)
+  all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64)
+  @staticmethod
+  def is_float(x: DType) -> bool: return x in dtypes.floats
+  @staticmethod
+  def is_int(x: DType) -> bool: return x in dtypes.ints
+  @staticmethod
+  def is_unsigned(x: DType) -> bool: return x in dtypes.uints
+  @staticmethod
+  def is_bool(x: DType) -> bool: return x == dtypes.bool
+  @staticmethod
+  def from_py(x) -> DType:
+    if isinstance(x, bool): return dtypes.bool
+    if isinstance(x, int): return dtypes.default_int
+    if isinstance(x, float): return dtypes.default_float
+    if isinstance(x, (list, tuple)): return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
+    raise TypeError(f"cannot infer a dtype from {type(x).__name__}")
+  @staticmethod
+  def min(dt: DType):
+    if dt == dtypes.bool: return False
+    if dtypes.is_int(dt): return 0 if dtypes.is_unsigned(dt) else -(2 ** (8 * dt.itemsize - 1))
+    return -math.inf
+  @staticmethod
+  def max(dt: DType):
+    if dt == dtypes.bool: return True
+    if dtypes.is_int(dt): return 2 ** (8 * dt.itemsize) - 1 if dtypes.is_unsigned(dt) else 2 ** (8 * dt.itemsize - 1) - 1
+    return math.inf
+  @staticmethod
+  def from_np(npdtype) -> DType:
+    name = {"bool": "bool", "int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32", "uint32": "uint32",
+            "int64": "int64", "uint64": "uint64", "float16": "float16", "float32": "float32", "float64": "float64"}.get(str(npdtype))
+    if name is None: raise TypeError(f"numpy dtype {npdtype} is not supported")
+    return getattr(dtypes, name)
+  @staticmethod
+  def to_np_name(dt: DType) -> str:
+    return {"bool": "bool", "char": "int8", "uchar": "uint8", "short": "int16", "ushort": "uint16", "int": "int32", "uint": "uint32",
+            "long": "int64", "ulong": "uint64", "half": "float16", "float": "float32", "double": "float64"}[dt.name]
+
+def to_dtype(x) -> DType:
+  if isinstance(x, DType): return x
+  if isinstance(x, str):
+    if hasattr(dtypes, x) and isinstance(getattr(dtypes, x), DType): return getattr(dtypes, x)
+    raise TypeError(f"unknown dtype {x!r}")
+  return dtypes.from_np(x)
+
+# tinygrad's promotion lattice: an edge a -> b means a promotes to b
+_promo = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32], dtypes.int32: [dtypes.int64],
+          dtypes.int64: [dtypes.float16], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
+          dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16], dtypes.float16: [dtypes.float32],
+          dtypes.float32: [dtypes.float64]}
+
+@functools.cache
+def _ancestors(dt: DType) -> frozenset[DType]:
+  return frozenset([dt]).union(*[_ancestors(p) for p in _promo.get(dt, [])])
+
+def least_upper_dtype(*ds: DType) -> DType:
+  common = frozenset.intersection(*[_ancestors(d) for d in ds])
+  return min(common)
+
+def least_upper_float(dt: DType) -> DType: return dt if dtypes.is_float(dt) else least_upper_dtype(dt, dtypes.default_float)

@@ -1,0 +1,108 @@
+"""Running a schedule: lower and compile each new kernel once (one compiler call per device), then run kernels and
+copies in order, timing each one on the host clock."""
+from __future__ import annotations
+from tinygrad.helpers import DEBUG, GlobalCounters, perf_ns, prod
+from tinygrad.uop.ops import UOp, Ops, track_context
+from tinygrad.codegen.lowerer import lower_kernel
+from tinygrad.codegen.linearize import Program, linearize
+from tinygrad.engine.schedule import ScheduleItem, kernel_params
+from tinygrad.device import Device, Buffer, buffers
+from tinygrad import tracing
+
+_programs: dict[tuple[str, UOp], Program] = {}
+_names: dict[str, list[UOp]] = {}
+
+def kernel_name(ast: UOp) -> str:
+  """tinygrad's habit: E_<dims> for elementwise kernels, r_<output dims>_<reduced dims> for reductions."""
+  value = ast.src[0].src[1]
+  reduces = [u for u in ast.toposort() if u.op is Ops.REDUCE_AXIS]
+  out = [str(s) for s in value.shape if s != 1] or ["1"]
+  if not reduces: return "E_" + "_".join(out)
+  red = [str(reduces[0].src[0].shape[a]) for a in reduces[0].arg[1] if reduces[0].src[0].shape[a] != 1] or ["1"]
+  return "r_" + "_".join(out + red)
+
+def _unique_name(base: str, ast: UOp) -> str:
+  seen = _names.setdefault(base, [])
+  if ast not in seen: seen.append(ast)
+  k = seen.index(ast)
+  return base if k == 0 else f"{base}n{k}"
+
+def device_kind(device: str) -> str: return device.partition(":")[0]
+
+def get_program(ast: UOp, device: str) -> Program:
+  """Lower, linearize and render a kernel (cached: the same kernel on the same kind of device is one program)."""
+  key = (device_kind(device), ast)
+  if (p := _programs.get(key)) is not None: return p
+  name = _unique_name(kernel_name(ast), ast)
+  st = perf_ns()
+  with track_context("kernel", name) as tc:
+    sink, granges = lower_kernel(ast)
+    p = linearize(sink, granges, name)
+  dev = Device[device]
+  first = next((u for u in p.uops if u.op is Ops.RANGE), None)
+  p.parallel = first is not None and first.src[0].arg >= 2 and p.flops + p.mem_bytes // 4 >= dev.renderer.parallel_threshold
+  p.src = dev.renderer.render(p)
+  p.ctx_id = tc.id  # type: ignore[attr-defined]
+  p.kernel_id = -1  # type: ignore[attr-defined]
+  if (t := tracing.tracer) is not None:
+    p.kernel_id = t.kernel(name, device, p.src, p.global_size, (), p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops])  # type: ignore[attr-defined]
+    t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
+  if DEBUG >= 4: print(p.src)
+  _programs[key] = p
+  return p
+
+def _uop_line(u: UOp) -> str: return f"{u.op.name:<12} {str(u.dtype.name):<6} {'' if u.arg is None else repr(u.arg)}"
+
+def buffer_for(b: UOp) -> Buffer:
+  if (buf := buffers.get(b)) is None: buf = buffers[b] = Buffer(b.device, b.arg[1], b.dtype)
+  return buf
+
+def run_schedule(items: list[ScheduleItem]) -> None:
+  prepared: list[tuple[ScheduleItem, Program | None, list[UOp]]] = []
+  for it in items:
+    if it.kind == "kernel":
+      ast, bufs = kernel_params(it)
+      prepared.append((it, get_program(ast, bufs[0].device), bufs))
+    else: prepared.append((it, None, []))
+  # one compiler call per device kind for everything new in this schedule
+  by_dev: dict[str, list[Program]] = {}
+  for it, p, bufs in prepared:
+    if p is not None: by_dev.setdefault(bufs[0].device, []).append(p)
+  for dev, progs in by_dev.items():
+    st = perf_ns()
+    if Device[dev].compile(progs) and (t := tracing.tracer) is not None:
+      t.span("HOST", f"compile {len(progs)} kernel{'s' if len(progs) != 1 else ''}", st, perf_ns(), "compile", {"device": dev})
+  for it, p, bufs in prepared:
+    if p is None: _run_copy(it)
+    else: _run_kernel(p, bufs)
+
+def _run_kernel(p: Program, bufs: list[UOp]) -> None:
+  dev_name = bufs[0].device
+  dev = Device[dev_name]
+  real = [buffer_for(b).ensure_allocated() for b in bufs]
+  st = perf_ns()
+  dev.run(p, real)
+  dev.synchronize()
+  en = perf_ns()
+  GlobalCounters.kernel_count += 1
+  GlobalCounters.global_ops += p.flops
+  GlobalCounters.global_mem += p.mem_bytes
+  GlobalCounters.time_sum_s += (en - st) * 1e-9
+  if (t := tracing.tracer) is not None:
+    t.span(dev_name, p.name, st, en, "kernel", {"kernel": p.kernel_id, "flops": p.flops, "bytes": p.mem_bytes, "global_size": list(p.global_size)})  # type: ignore[attr-defined]
+  if DEBUG >= 2: _debug_line(dev_name, p.name, len(bufs), p.flops, p.mem_bytes, en - st)
+
+def _run_copy(it: ScheduleItem) -> None:
+  src_u, dst_u = it.ast.src[0], it.outputs[0]
+  src, dst = buffer_for(src_u), buffer_for(dst_u).ensure_allocated()
+  st = perf_ns()
+  dst.copyin(src.as_memoryview())
+  en = perf_ns()
+  name = f"copy {dst.nbytes:8d}, {dst.device} <- {src.device}"
+  if (t := tracing.tracer) is not None: t.span(dst.device, name.replace("  ", " "), st, en, "copy", {"bytes": dst.nbytes, "from": src.device, "to": dst.device})
+  if DEBUG >= 2: _debug_line(dst.device, name, 2, 0, dst.nbytes, en - st)
+
+def _debug_line(dev: str, name: str, nargs: int, flops: int, mem: int, ns: int) -> None:
+  s = max(ns, 1) * 1e-9
+  print(f"*** {dev:7s} {GlobalCounters.kernel_count:4d} {name:40s} arg {nargs:2d} mem {GlobalCounters.mem_used / 1e9:6.2f} GB "
+        f"tm {ns / 1e3:9.2f}us/{GlobalCounters.time_sum_s * 1e3:9.2f}ms ({flops / s / 1e9:9.2f} GFLOPS {mem / s / 1e9:7.2f} GB/s)")

@@ -1,0 +1,99 @@
+"""Render a linear program as C. The ALU spellings are a table; CUDA reuses it with its own prefix and index names."""
+from __future__ import annotations
+import math
+from collections import Counter
+from typing import Callable
+from tinygrad.dtype import DType, dtypes
+from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinygrad.codegen.linearize import Program
+
+def _fn(name: str) -> Callable[[DType, list[str]], str]:
+  def f(dt: DType, a: list[str]) -> str:
+    if dt == dtypes.float64: return f"{name}({a[0]})"
+    if dt == dtypes.float16: return f"(_Float16){name}f((float){a[0]})"
+    return f"{name}f({a[0]})"
+  return f
+
+code_for_op: dict[Ops, Callable[[DType, list[str]], str]] = {
+  Ops.EXP2: _fn("exp2"), Ops.LOG2: _fn("log2"), Ops.SIN: _fn("sin"), Ops.SQRT: _fn("sqrt"), Ops.TRUNC: _fn("trunc"),
+  Ops.RECIP: lambda dt, a: f"(1/{a[0]})", Ops.NEG: lambda dt, a: f"(!{a[0]})" if dt == dtypes.bool else f"(-{a[0]})",
+  Ops.ADD: lambda dt, a: f"({a[0]}+{a[1]})", Ops.SUB: lambda dt, a: f"({a[0]}-{a[1]})", Ops.MUL: lambda dt, a: f"({a[0]}*{a[1]})",
+  Ops.FDIV: lambda dt, a: f"({a[0]}/{a[1]})", Ops.IDIV: lambda dt, a: f"({a[0]}/{a[1]})", Ops.MOD: lambda dt, a: f"({a[0]}%{a[1]})",
+  Ops.MAX: lambda dt, a: f"(({a[0]}<{a[1]})?{a[1]}:{a[0]})", Ops.POW: lambda dt, a: f"pow{'' if dt == dtypes.float64 else 'f'}({a[0]},{a[1]})",
+  Ops.CMPLT: lambda dt, a: f"({a[0]}<{a[1]})", Ops.CMPNE: lambda dt, a: f"({a[0]}!={a[1]})", Ops.CMPEQ: lambda dt, a: f"({a[0]}=={a[1]})",
+  Ops.AND: lambda dt, a: f"({a[0]}&{a[1]})", Ops.OR: lambda dt, a: f"({a[0]}|{a[1]})", Ops.XOR: lambda dt, a: f"({a[0]}^{a[1]})",
+  Ops.SHL: lambda dt, a: f"({a[0]}<<{a[1]})", Ops.SHR: lambda dt, a: f"({a[0]}>>{a[1]})",
+  Ops.WHERE: lambda dt, a: f"({a[0]}?{a[1]}:{a[2]})", Ops.MULACC: lambda dt, a: f"(({a[0]}*{a[1]})+{a[2]})",
+}
+
+def render_const(v, dt: DType) -> str:
+  if dt == dtypes.bool: return "1" if v else "0"
+  if dtypes.is_float(dt):
+    if math.isnan(v): s = "NAN"
+    elif math.isinf(v): s = "INFINITY" if v > 0 else "-INFINITY"
+    else: s = repr(float(v)) + ("" if dt == dtypes.float64 else "f")
+    return s if dt != dtypes.float16 else f"((_Float16){s})"
+  if dt == dtypes.int64: return f"{v}ll" if v != dtypes.min(dt) else "(-9223372036854775807ll-1)"
+  if dt == dtypes.uint64: return f"{v}ull"
+  if dt == dtypes.uint32: return f"{v}u"
+  if dt == dtypes.int32 and v == dtypes.min(dt): return "(-2147483647-1)"
+  return str(v)
+
+class CStyleRenderer:
+  kernel_prefix = "void"
+  buffer_qualifier = "restrict"
+  parallel_threshold = 1 << 16  # below this much work the thread start-up costs more than it saves
+  def param(self, p: UOp, written: bool) -> str:
+    return f"{'' if written else 'const '}{p.dtype.cname}* {self.buffer_qualifier} data{p.arg[0]}"
+  def loop_open(self, r: UOp, name: str) -> str: return f"for (int {name} = 0; {name} < {r.src[0].arg}; {name}++) {{"
+
+  def render(self, p: Program) -> str:
+    uops = p.uops
+    users = Counter(s for u in uops for s in u.src)
+    written = {u.src[0] for u in uops if u.op is Ops.STORE}
+    r: dict[UOp, str] = {s: render_const(s.arg, s.dtype) for u in uops for s in u.src if s.op is Ops.CONST}
+    lines: list[str] = []
+    depth, counts = 1, Counter()
+    acc_ops: dict[UOp, Ops] = {u.src[0]: u.arg for u in uops if u.op is Ops.ACC_UPDATE}
+    first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
+    last_acc: UOp | None = None
+    def name(prefix: str) -> str:
+      counts[prefix] += 1
+      return f"{prefix}{counts[prefix] - 1}"
+    def emit(s: str) -> None: lines.append("  " * depth + s)
+    for u in uops:
+      op, dt = u.op, u.dtype
+      if op in (Ops.DEFINE_GLOBAL, Ops.SINK): r[u] = f"data{u.arg[0]}" if op is Ops.DEFINE_GLOBAL else ""; continue
+      if op is Ops.CONST: r[u] = render_const(u.arg, dt); continue
+      if op is Ops.DEFINE_VAR: r[u] = u.arg[0]; continue
+      if op is Ops.RANGE:
+        r[u] = name("gidx" if u.arg[1] == "global" else "ridx")
+        nxt = uops[uops.index(u) + 1]
+        red_op = acc_ops.get(last_acc) if u.arg[1] == "reduce" else None
+        red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{r[last_acc]})" if red_op else ""
+        simd = " simd" if red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(last_acc.dtype) and nxt.op is not Ops.RANGE else ""
+        if u is first_loop and p.parallel: emit(f"#pragma omp parallel for{simd}{red}")
+        elif simd: emit(f"#pragma omp simd{red}")
+        emit(self.loop_open(u, r[u])); depth += 1; continue
+      if op is Ops.ENDRANGE: depth -= 1; emit("}"); continue
+      if op is Ops.DEFINE_ACC: last_acc, r[u] = u, f"acc{u.arg}"; emit(f"{dt.cname} {r[u]} = {r[u.src[0]]};"); continue
+      if op is Ops.ACC_UPDATE:
+        a, v = r[u.src[0]], r[u.src[1]]
+        upd = code_for_op[Ops.MAX](dt, [a, v]) if u.arg is Ops.MAX else f"{a} {'+' if u.arg is Ops.ADD else '*'} {v}"
+        emit(f"{a} = {upd};"); continue
+      if op is Ops.REDUCE: r[u] = r[p.acc_of[u]]; continue
+      if op is Ops.LOAD:
+        buf, idx = r[u.src[0]], r[u.src[1]]
+        expr = f"{buf}[{idx}]" if len(u.src) == 2 else f"({r[u.src[2]]}?{buf}[{idx}]:{render_const(0, dt)})"
+        r[u] = name("val"); emit(f"{dt.cname} {r[u]} = {expr};"); continue
+      if op is Ops.STORE: emit(f"{r[u.src[0]]}[{r[u.src[1]]}] = {r[u.src[2]]};"); continue
+      if op is Ops.CAST: expr = f"(({dt.cname})({r[u.src[0]]}))"
+      elif op is Ops.BITCAST: expr = f"((union {{{u.src[0].dtype.cname} a; {dt.cname} b;}}){{.a={r[u.src[0]]}}}).b"
+      elif op in GroupOp.ALU: expr = code_for_op[op](dt, [r[s] for s in u.src])
+      else: raise NotImplementedError(f"the C renderer has no rule for {op}")
+      if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr  # used once: inline it
+      else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")
+    params = ", ".join(self.param(pp, pp in written) for pp in p.params)
+    return f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
+
+PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"

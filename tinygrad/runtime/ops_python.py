@@ -1,0 +1,68 @@
+"""The PYTHON device: interprets the same linear program the C renderer prints, one scalar at a time. Slow, but it
+needs no compiler, and because it shares `exec_alu` with constant folding it is the reference for the others."""
+from __future__ import annotations
+import struct
+from typing import Any
+from tinygrad.dtype import dtypes
+from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinygrad.uop.alu import exec_alu, truncate
+from tinygrad.codegen.linearize import Program, reduce_identity
+from tinygrad.renderer.cstyle import CStyleRenderer
+from tinygrad.device import Buffer
+
+class _HalfView:
+  """memoryview cannot cast to half: read and write float16 through struct."""
+  def __init__(self, mv: memoryview): self.mv = mv
+  def __getitem__(self, i: int) -> float: return struct.unpack_from("e", self.mv, 2 * i)[0]
+  def __setitem__(self, i: int, v: float) -> None: struct.pack_into("e", self.mv, 2 * i, truncate[dtypes.float16](v))
+
+def _view(b: Buffer) -> Any:
+  mv = b.as_memoryview()
+  if b.dtype == dtypes.float16: return _HalfView(mv)
+  return mv.cast(b.dtype.fmt) if b.nbytes else []
+
+class PythonDevice:
+  renderer = CStyleRenderer()  # the source shown for a PYTHON kernel is the C of the same program
+  def __init__(self, name: str): self.name = name
+  def compile(self, progs: list[Program]) -> float: return 0.0
+  def synchronize(self) -> None: pass
+  def run(self, p: Program, bufs: list[Buffer]) -> None:
+    uops = p.uops
+    views = {u: _view(b) for u, b in zip(p.params, bufs)}
+    # where each loop starts and ends, to jump without searching
+    end_of: dict[UOp, int] = {}
+    start_of: dict[UOp, int] = {}
+    for i, u in enumerate(uops):
+      if u.op is Ops.RANGE: start_of[u] = i
+      elif u.op is Ops.ENDRANGE: end_of[u.src[0]] = i
+    vals: dict[UOp, Any] = {}
+    pc, n = 0, len(uops)
+    while pc < n:
+      u = uops[pc]
+      op = u.op
+      if op in GroupOp.ALU or op is Ops.CAST:
+        vals[u] = exec_alu(op, u.dtype, [vals[s] for s in u.src])
+      elif op is Ops.LOAD:
+        if len(u.src) == 3 and not vals[u.src[2]]: vals[u] = truncate[u.dtype](0)
+        else:
+          idx = vals[u.src[1]]
+          if not 0 <= idx < u.src[0].arg[1]: raise IndexError(f"{p.name}: load of index {idx} out of bounds of a buffer of {u.src[0].arg[1]}")
+          vals[u] = views[u.src[0]][idx]
+      elif op is Ops.STORE: views[u.src[0]][vals[u.src[1]]] = vals[u.src[2]]
+      elif op is Ops.CONST: vals[u] = u.arg
+      elif op is Ops.RANGE:
+        if u.src[0].arg <= 0: pc = end_of[u] + 1; continue
+        vals[u] = 0
+      elif op is Ops.ENDRANGE:
+        r = u.src[0]
+        vals[r] += 1
+        if vals[r] < r.src[0].arg: pc = start_of[r] + 1; continue
+      elif op is Ops.DEFINE_ACC: vals[u] = u.src[0].arg
+      elif op is Ops.ACC_UPDATE: vals[u.src[0]] = exec_alu(u.arg, u.dtype, [vals[u.src[0]], vals[u.src[1]]])
+      elif op is Ops.REDUCE: vals[u] = vals[p.acc_of[u]]
+      elif op is Ops.BITCAST:
+        src = u.src[0]
+        vals[u] = struct.unpack(u.dtype.fmt, struct.pack(src.dtype.fmt, vals[src]))[0]
+      elif op in (Ops.DEFINE_GLOBAL, Ops.SINK, Ops.DEFINE_VAR): pass
+      else: raise NotImplementedError(f"the PYTHON device cannot run {op}")
+      pc += 1

@@ -1,0 +1,686 @@
+"""Tensor: a lazy view of a UOp graph. Nothing runs until realize() (or numpy(), tolist(), item())."""
+from __future__ import annotations
+import math, random, struct, weakref, itertools
+from typing import Any, Sequence, Iterable
+from tinygrad.dtype import DType, dtypes, to_dtype, least_upper_dtype, least_upper_float
+from tinygrad.helpers import prod, argsort, normalize_axis, all_int, flatten, strides_for_shape
+from tinygrad.uop.ops import UOp, Ops
+from tinygrad.device import Device, Buffer, buffers
+from tinygrad.engine.schedule import new_buffer, create_schedule
+from tinygrad.engine.realize import run_schedule, buffer_for
+
+def _shape_of(data: Any) -> tuple[int, ...]:
+  if not isinstance(data, (list, tuple)): return ()
+  if len(data) == 0: return (0,)
+  sub = [_shape_of(d) for d in data]
+  if any(s != sub[0] for s in sub): raise ValueError(f"inhomogeneous nested list: sub-shapes {sorted(set(sub))} differ")
+  return (len(data),) + sub[0]
+
+def _flat(data: Any) -> list:
+  out, stack = [], [data]
+  while stack:
+    d = stack.pop()
+    if isinstance(d, (list, tuple)): stack.extend(reversed(d))
+    else: out.append(d)
+  return out
+
+def _pack(vals: list, dtype: DType) -> bytes:
+  from tinygrad.uop.alu import cast_value
+  if dtypes.is_int(dtype) or dtype == dtypes.bool: vals = [cast_value(v, dtype) for v in vals]
+  elif dtype == dtypes.float16: vals = [cast_value(float(v), dtype) for v in vals]
+  return struct.pack(f"{len(vals)}{dtype.fmt}", *vals)
+
+def _host_buffer(data: bytes, dtype: DType, device: str) -> UOp:
+  """A BUFFER on the Python side holding `data`, copied to `device` when realized."""
+  n = len(data) // dtype.itemsize
+  b = new_buffer("PYTHON", n, dtype)
+  buffers[b] = Buffer("PYTHON", n, dtype).copyin(data)
+  return b if device == "PYTHON" else UOp(Ops.COPY, dtype, (b, UOp(Ops.DEVICE, arg=device)))
+
+def _const(val: Any, dtype: DType, device: str, shape: tuple[int, ...] = ()) -> UOp:
+  c = UOp(Ops.CONST, dtype, (UOp(Ops.DEVICE, arg=device),), UOp.const(dtype, val).arg)
+  if not shape: return c
+  return UOp(Ops.EXPAND, dtype, (UOp(Ops.RESHAPE, dtype, (c,), (1,) * len(shape)),), tuple(shape))
+
+def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  nd = max(len(s) for s in shapes)
+  padded = [(1,) * (nd - len(s)) + s for s in shapes]
+  out = []
+  for dims in zip(*padded):
+    non1 = {d for d in dims if d != 1}
+    if len(non1) > 1: raise ValueError(f"shapes {' and '.join(str(s) for s in shapes)} cannot broadcast together (dims {dims})")
+    out.append(non1.pop() if non1 else 1)
+  return tuple(out)
+
+class Tensor:
+  """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
+  __slots__ = ("uop", "requires_grad", "grad", "_ctx", "__weakref__")
+  training: bool = False
+  _rng = random.Random(0)
+  _live: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
+
+  def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
+    dev = Device.canonicalize(device)
+    dt = to_dtype(dtype) if dtype is not None else None
+    if isinstance(data, UOp): u = data if dt is None or data.dtype == dt else data.cast(dt)
+    elif isinstance(data, Tensor): u = data.uop if dt is None else data.uop.cast(dt)
+    elif data is None: u = _host_buffer(b"", dt or dtypes.default_float, dev)
+    elif isinstance(data, (bool, int, float)): u = _const(data, dt or dtypes.from_py(data), dev)
+    elif isinstance(data, (list, tuple)):
+      shape, vals = _shape_of(data), _flat(data)
+      if dt is None:
+        dt = dtypes.bool if vals and all(isinstance(v, bool) for v in vals) else \
+          dtypes.default_int if vals and all(isinstance(v, (bool, int)) for v in vals) else dtypes.default_float
+      for v in vals:
+        if not isinstance(v, (bool, int, float)): raise TypeError(f"cannot make a Tensor from a list holding {type(v).__name__}")
+      u = _host_buffer(_pack(vals, dt), dt, dev)
+      if shape != (len(vals),): u = UOp(Ops.RESHAPE, dt, (u,), shape)
+    elif isinstance(data, bytes): u = _host_buffer(data, dtypes.uint8, dev) if dt is None else _host_buffer(data, dt, dev)
+    elif type(data).__module__ == "numpy" or hasattr(data, "__array__"):
+      import numpy as np
+      arr = np.ascontiguousarray(data)
+      src_dt = dtypes.from_np(arr.dtype)
+      u = _host_buffer(arr.tobytes(), src_dt, dev)
+      if arr.shape != (arr.size,): u = UOp(Ops.RESHAPE, src_dt, (u,), tuple(arr.shape))
+      if dt is not None and dt != src_dt: u = u.cast(dt)
+    else: raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
+    self.uop: UOp = u
+    self.requires_grad: bool | None = requires_grad
+    self.grad: Tensor | None = None
+    self._ctx = None
+    Tensor._live.add(self)
+
+  # ----- properties
+  @property
+  def lazydata(self) -> UOp: return self.uop
+  @property
+  def shape(self) -> tuple[int, ...]: return self.uop.shape  # type: ignore[return-value]
+  @property
+  def dtype(self) -> DType: return self.uop.dtype
+  @property
+  def device(self) -> str: return self.uop.device  # type: ignore[return-value]
+  @property
+  def ndim(self) -> int: return len(self.shape)
+  def numel(self) -> int: return prod(self.shape)
+  def element_size(self) -> int: return self.dtype.itemsize
+  def nbytes(self) -> int: return self.numel() * self.element_size()
+  def __len__(self) -> int:
+    if not self.shape: raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+  def is_floating_point(self) -> bool: return dtypes.is_float(self.dtype)
+  def size(self, dim: int | None = None): return self.shape if dim is None else self.shape[normalize_axis(dim, self.ndim)]
+  def __repr__(self): return f"<Tensor {self.uop.op} {self.shape} {self.dtype} on {self.device} with grad {self.grad!r}>"
+  def __hash__(self): return id(self)
+  def __bool__(self): raise TypeError("the truth value of a Tensor is ambiguous: use .item() or .numpy()")
+
+  # ----- realizing
+  def realize(self, *lst: Tensor) -> Tensor:
+    """Run everything these tensors depend on; afterwards each tensor's uop is a view of a buffer."""
+    Tensor.realize_all([self, *lst])
+    return self
+  @staticmethod
+  def realize_all(tensors: list[Tensor]) -> None:
+    targets = list(dict.fromkeys(t.uop for t in tensors))
+    items, becomes = create_schedule(targets)
+    run_schedule(items)
+    for t in list(Tensor._live):
+      if (nu := becomes.get(t.uop)) is not None: t.uop = nu
+  def contiguous(self) -> Tensor: return self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)), requires_grad=False)
+  def _buffer(self) -> tuple[Buffer, tuple[int, ...]]:
+    t = self if self.device in ("CPU", "PYTHON") or self.device.startswith("CPU") or self.device.startswith("PYTHON") else self.to("CPU")
+    t = t.contiguous().realize()
+    u = t.uop
+    while u.op is Ops.RESHAPE: u = u.src[0]
+    return buffer_for(u).ensure_allocated(), self.shape
+  def data(self) -> memoryview:
+    buf, shape = self._buffer()
+    mv = buf.as_memoryview()
+    return mv if self.dtype == dtypes.float16 or not shape or 0 in shape else mv.cast(self.dtype.fmt, shape)
+  def numpy(self):
+    import numpy as np
+    buf, shape = self._buffer()
+    return np.frombuffer(buf.copyout(), dtype=dtypes.to_np_name(self.dtype)).reshape(shape).copy()
+  def tolist(self) -> Any:
+    buf, shape = self._buffer()
+    vals = list(struct.unpack(f"{buf.size}{self.dtype.fmt}", buf.copyout()))
+    for d in reversed(shape[1:]): vals = [vals[i:i + d] for i in range(0, len(vals), d)] if d else [[] for _ in range(len(vals) and 0)]
+    return vals[0] if not shape else vals
+  def item(self) -> Any:
+    if self.numel() != 1: raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
+    return self.reshape(()).tolist()
+  def to(self, device: str | None) -> Tensor:
+    d = Device.canonicalize(device)
+    if d == self.device: return self
+    return self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
+  def to_(self, device: str | None) -> Tensor: self.uop = self.to(device).uop; return self
+  def clone(self) -> Tensor: return self.contiguous()
+  def assign(self, x: Tensor | Any) -> Tensor:
+    x = x if isinstance(x, Tensor) else Tensor(x, device=self.device, dtype=self.dtype)
+    if x.shape != self.shape: raise ValueError(f"assign shape mismatch: {self.shape} <- {x.shape}")
+    if x.device != self.device: raise ValueError(f"assign device mismatch: {self.device} <- {x.device}")
+    self.uop = x.cast(self.dtype).uop
+    return self
+  def replace(self, x: Tensor) -> Tensor: self.uop = x.uop; return self
+
+  def _new(self, u: UOp) -> Tensor: return Tensor(u, requires_grad=self.requires_grad)
+
+  # ----- creation
+  @staticmethod
+  def manual_seed(seed: int = 0) -> None: Tensor._rng = random.Random(seed)
+  @staticmethod
+  def _shape_arg(shape: tuple) -> tuple[int, ...]:
+    s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    if not all_int(s) or any(d < 0 for d in s): raise ValueError(f"a shape must be non-negative ints, got {s}")
+    return s
+  @staticmethod
+  def full(shape: tuple[int, ...] | int, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    shape = (shape,) if isinstance(shape, int) else Tensor._shape_arg(tuple(shape))
+    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
+    return Tensor(_const(fill_value, dt, Device.canonicalize(device), shape), **kw)
+  @staticmethod
+  def zeros(*shape, dtype=None, device=None, **kw) -> Tensor: return Tensor.full(Tensor._shape_arg(shape), 0.0, dtype or dtypes.default_float, device, **kw)
+  @staticmethod
+  def ones(*shape, dtype=None, device=None, **kw) -> Tensor: return Tensor.full(Tensor._shape_arg(shape), 1.0, dtype or dtypes.default_float, device, **kw)
+  @staticmethod
+  def empty(*shape, dtype=None, device=None, **kw) -> Tensor:
+    shape = Tensor._shape_arg(shape)
+    dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+    b = new_buffer(Device.canonicalize(device), prod(shape), dt)
+    return Tensor(b if len(shape) == 1 else UOp(Ops.RESHAPE, dt, (b,), shape), **kw)
+  @staticmethod
+  def _from_values(vals: list, shape: tuple[int, ...], dtype: DType, device: str | None, **kw) -> Tensor:
+    dev = Device.canonicalize(device)
+    u = _host_buffer(_pack(vals, dtype), dtype, dev)
+    return Tensor(u if shape == (len(vals),) else UOp(Ops.RESHAPE, dtype, (u,), shape), **kw)
+  @staticmethod
+  def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    if stop is None: start, stop = 0, start
+    if step == 0: raise ValueError("arange step must not be zero")
+    dt = to_dtype(dtype) if dtype is not None else (dtypes.default_int if all(isinstance(v, int) for v in (start, stop, step)) else dtypes.default_float)
+    n = max(0, math.ceil((stop - start) / step))
+    return Tensor._from_values([start + i * step for i in range(n)], (n,), dt, device, **kw)
+  @staticmethod
+  def eye(n: int, m: int | None = None, dtype=None, device=None, **kw) -> Tensor:
+    m = n if m is None else m
+    if n < 0 or m < 0: raise ValueError(f"eye needs non-negative sizes, got {n}, {m}")
+    return (Tensor.arange(n, device=device).reshape(n, 1) == Tensor.arange(m, device=device).reshape(1, m)).cast(to_dtype(dtype) if dtype else dtypes.default_float).requires_grad_(kw.get("requires_grad"))
+  @staticmethod
+  def rand(*shape, dtype=None, device=None, **kw) -> Tensor:
+    shape = Tensor._shape_arg(shape)
+    dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+    r = Tensor._rng.random
+    return Tensor._from_values([r() for _ in range(prod(shape))], shape, dt, device, **kw)
+  @staticmethod
+  def randn(*shape, dtype=None, device=None, **kw) -> Tensor:
+    shape = Tensor._shape_arg(shape)
+    dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+    g = Tensor._rng.gauss
+    return Tensor._from_values([g(0.0, 1.0) for _ in range(prod(shape))], shape, dt, device, **kw)
+  @staticmethod
+  def randint(*shape, low=0, high=10, dtype=dtypes.int32, device=None, **kw) -> Tensor:
+    shape = Tensor._shape_arg(shape)
+    ri = Tensor._rng.randrange
+    return Tensor._from_values([ri(low, high) for _ in range(prod(shape))], shape, to_dtype(dtype), device, **kw)
+  @staticmethod
+  def normal(*shape, mean=0.0, std=1.0, **kw) -> Tensor: return (std * Tensor.randn(*shape, **kw)) + mean
+  @staticmethod
+  def uniform(*shape, low=0.0, high=1.0, **kw) -> Tensor: return ((high - low) * Tensor.rand(*shape, **kw)) + low
+  @staticmethod
+  def scaled_uniform(*shape, **kw) -> Tensor: return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * (prod(Tensor._shape_arg(shape)) ** -0.5)
+  @staticmethod
+  def glorot_uniform(*shape, **kw) -> Tensor:
+    s = Tensor._shape_arg(shape)
+    return Tensor.uniform(*s, low=-1.0, high=1.0, **kw) * ((6 / (s[0] + prod(s[1:]))) ** 0.5)
+  @staticmethod
+  def kaiming_uniform(*shape, a: float = 0.01, **kw) -> Tensor:
+    s = Tensor._shape_arg(shape)
+    bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(s[1:]))
+    return Tensor.uniform(*s, low=-bound, high=bound, **kw)
+  def full_like(self, fill_value, dtype=None, device=None, **kw) -> Tensor:
+    return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device, **kw)
+  def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
+  def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
+  def rand_like(self, dtype=None, device=None, **kw) -> Tensor:
+    return Tensor.rand(*self.shape, dtype=dtype or (self.dtype if dtypes.is_float(self.dtype) else None), device=device or self.device, **kw)
+  def randn_like(self, dtype=None, device=None, **kw) -> Tensor:
+    return Tensor.randn(*self.shape, dtype=dtype or (self.dtype if dtypes.is_float(self.dtype) else None), device=device or self.device, **kw)
+  def requires_grad_(self, requires_grad: bool | None = True) -> Tensor: self.requires_grad = requires_grad; return self
+
+  # ----- movement
+  def _mv(self, op: Ops, arg: Any) -> Tensor: return self._new(UOp(op, self.dtype, (self.uop,), arg))
+  def reshape(self, shape, *args) -> Tensor:
+    new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,) + args
+    if new.count(-1) > 1: raise ValueError(f"reshape: only one dimension can be -1, got {new}")
+    if -1 in new:
+      rest = prod(d for d in new if d != -1)
+      if rest == 0 or self.numel() % rest: raise ValueError(f"reshape: cannot infer -1 reshaping {self.shape} to {new}")
+      new = tuple(self.numel() // rest if d == -1 else d for d in new)
+    if not all_int(new) or any(d < 0 for d in new): raise ValueError(f"reshape: bad shape {new}")
+    if prod(new) != self.numel(): raise ValueError(f"reshape: size mismatch, cannot reshape {self.shape} ({self.numel()} elements) to {new}")
+    return self if new == self.shape else self._mv(Ops.RESHAPE, new)
+  def view(self, *shape) -> Tensor: return self.reshape(*shape)
+  def permute(self, order, *args) -> Tensor:
+    o = tuple(order) if isinstance(order, (tuple, list)) else (order,) + args
+    o = tuple(normalize_axis(a, self.ndim) for a in o)
+    if sorted(o) != list(range(self.ndim)): raise ValueError(f"permute order {o} is not a permutation of {self.ndim} dims")
+    return self if o == tuple(range(self.ndim)) else self._mv(Ops.PERMUTE, o)
+  def expand(self, shape, *args) -> Tensor:
+    new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,) + args
+    if len(new) < self.ndim: raise ValueError(f"expand: cannot expand {self.shape} to fewer dims {new}")
+    base = (1,) * (len(new) - self.ndim) + self.shape
+    new = tuple(b if n == -1 else n for b, n in zip(base, new))
+    for b, n in zip(base, new):
+      if b != n and b != 1: raise ValueError(f"expand: cannot expand {self.shape} to {new}")
+    x = self.reshape(base) if base != self.shape else self
+    return x if new == base else x._mv(Ops.EXPAND, new)
+  def pad(self, padding, value: float = 0.0, mode: str = "constant") -> Tensor:
+    if mode != "constant": raise NotImplementedError(f"pad mode {mode!r}: only 'constant' is supported")
+    if all(isinstance(p, int) for p in padding):  # torch style: (left, right) pairs from the last dim backwards
+      if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad flat padding {padding} for shape {self.shape}")
+      pairs = [(0, 0)] * self.ndim
+      for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+    else:
+      if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one entry per dim of {self.shape}")
+      pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+    # negative padding shrinks
+    shrink = tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape))
+    x = self.shrink(shrink) if any(b != 0 or e != s for (b, e), s in zip(shrink, self.shape)) else self
+    pos = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
+    if all(p == (0, 0) for p in pos): return x
+    out = x._mv(Ops.PAD, pos)
+    if value == 0: return out
+    mask = Tensor(_const(True, dtypes.bool, x.device, x.shape))._mv(Ops.PAD, pos)
+    return mask.where(out, value)
+  def shrink(self, arg) -> Tensor:
+    arg = tuple((0, s) if a is None else tuple(a) for a, s in zip(arg, self.shape))
+    if len(arg) != self.ndim or any(not 0 <= b <= e <= s for (b, e), s in zip(arg, self.shape)):
+      raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
+    return self if all(a == (0, s) for a, s in zip(arg, self.shape)) else self._mv(Ops.SHRINK, arg)
+  def flip(self, axis, *args) -> Tensor:
+    axes = {normalize_axis(a, self.ndim) for a in ((axis,) + args if isinstance(axis, int) else tuple(axis))}
+    return self._mv(Ops.FLIP, tuple(i in axes for i in range(self.ndim))) if axes else self
+  def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
+    order = list(range(self.ndim))
+    a, b = normalize_axis(dim0, self.ndim), normalize_axis(dim1, self.ndim)
+    order[a], order[b] = order[b], order[a]
+    return self.permute(order)
+  @property
+  def T(self) -> Tensor: return self.transpose()
+  def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if self.ndim == 0: return self.reshape(1)
+    s, e = normalize_axis(start_dim, self.ndim), normalize_axis(end_dim, self.ndim)
+    return self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
+  def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
+    d = normalize_axis(dim, self.ndim)
+    return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+  def squeeze(self, dim: int | None = None) -> Tensor:
+    if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
+    if self.ndim == 0: return self
+    d = normalize_axis(dim, self.ndim)
+    return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
+  def unsqueeze(self, dim: int) -> Tensor:
+    d = normalize_axis(dim, self.ndim + 1)
+    return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+  def repeat(self, repeats, *args) -> Tensor:
+    reps = tuple(repeats) if isinstance(repeats, (tuple, list)) else (repeats,) + args
+    base = (1,) * (len(reps) - self.ndim) + self.shape
+    x = self.reshape(base)
+    x = x.reshape(flatten((1, s) for s in base)).expand(flatten((r, s) for r, s in zip(reps, base)))
+    return x.reshape(tuple(r * s for r, s in zip(reps, base)))
+  def _slice_dim(self, d: int, s: slice) -> Tensor:
+    n = self.shape[d]
+    start, stop, step = s.indices(n)
+    if step > 0: b, e = start, max(start, stop)
+    else: b, e = max(stop + 1, 0), start + 1 if start >= stop else max(stop + 1, 0)
+    x = self.shrink(tuple((b, e) if i == d else None for i in range(self.ndim)))
+    if step < 0: x = x.flip(d)
+    if abs(step) > 1:
+      cnt = x.shape[d]
+      k = -(-cnt // abs(step))
+      x = x.pad(tuple((0, k * abs(step) - cnt) if i == d else None for i in range(x.ndim)))
+      x = x.reshape(x.shape[:d] + (k, abs(step)) + x.shape[d + 1:]).shrink(tuple((0, 1) if i == d + 1 else None for i in range(x.ndim + 1)))
+      x = x.reshape(x.shape[:d] + (k,) + x.shape[d + 2:])
+    return x
+  def __getitem__(self, idx) -> Tensor:
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(i, (Tensor, list)) for i in idx): return self._fancy_index(idx)
+    if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have a single ellipsis")
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if n_real > self.ndim: raise IndexError(f"too many indices ({n_real}) for a tensor of {self.ndim} dims")
+    if Ellipsis in idx:
+      k = idx.index(Ellipsis)
+      idx = idx[:k] + (slice(None),) * (self.ndim - n_real) + idx[k + 1:]
+    idx = idx + (slice(None),) * (self.ndim - sum(1 for i in idx if i is not None))
+    x, d, out_shape = self, 0, []
+    squeeze_dims, new_axes = [], []
+    for i in idx:
+      if i is None: new_axes.append(len(out_shape)); out_shape.append(1); continue
+      if isinstance(i, bool) or not isinstance(i, (int, slice)): raise IndexError(f"unsupported index {i!r}")
+      if isinstance(i, int):
+        n = x.shape[d]
+        if not -n <= i < n: raise IndexError(f"index {i} is out of bounds for dim {d} with size {n}")
+        i = i + n if i < 0 else i
+        x = x.shrink(tuple((i, i + 1) if k == d else None for k in range(x.ndim)))
+      else:
+        x = x._slice_dim(d, i)
+        out_shape.append(x.shape[d])
+      d += 1
+    # rebuild the shape: drop integer-indexed dims, insert None dims
+    kept, di = [], 0
+    for i in idx:
+      if i is None: kept.append(1)
+      else:
+        if isinstance(i, slice): kept.append(x.shape[di])
+        di += 1
+    return x.reshape(tuple(kept))
+  def _fancy_index(self, idx) -> Tensor:
+    # one tensor index on the first dims it names: gather through a one-hot comparison, as tinygrad does
+    if len(idx) != 1: raise IndexError("only a single Tensor index is supported")
+    ix = idx[0] if isinstance(idx[0], Tensor) else Tensor(idx[0], device=self.device)
+    if not dtypes.is_int(ix.dtype): raise IndexError(f"tensor indices must be integers, got {ix.dtype}")
+    n = self.shape[0]
+    ix = (ix < 0).where(ix + n, ix)
+    onehot = ix.unsqueeze(-1) == Tensor.arange(n, device=self.device)  # (*ix.shape, n)
+    rest = self.shape[1:]
+    oh = onehot.reshape(ix.shape + (n,) + (1,) * len(rest))
+    x = self.reshape((1,) * ix.ndim + self.shape)
+    return oh.where(x, 0).sum(ix.ndim, dtype=self.dtype)
+  def gather(self, dim: int, index: Tensor) -> Tensor:
+    d = normalize_axis(dim, self.ndim)
+    n = self.shape[d]
+    onehot = index.unsqueeze(-1) == Tensor.arange(n, device=self.device)
+    x = self.shrink(tuple((0, index.shape[i]) if i != d else None for i in range(self.ndim))).unsqueeze(-1).transpose(-1, d)
+    return onehot.where(x, 0).sum(-1, dtype=self.dtype)
+  @staticmethod
+  def cat(*tensors: Tensor, dim: int = 0) -> Tensor: return tensors[0].cat(*tensors[1:], dim=dim)
+  def cat(self, *others: Tensor, dim: int = 0) -> Tensor:  # type: ignore[no-redef]
+    ts = [self, *others]
+    d = normalize_axis(dim, self.ndim)
+    for t in ts:
+      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
+        raise ValueError(f"cat: shapes {[t.shape for t in ts]} differ outside dim {d}")
+    dt = least_upper_dtype(*[t.dtype for t in ts])
+    total, off, out = sum(t.shape[d] for t in ts), 0, None
+    for t in ts:
+      p = t.cast(dt).pad(tuple((off, total - off - t.shape[d]) if i == d else None for i in range(self.ndim)))
+      out = p if out is None else out + p
+      off += t.shape[d]
+    return out  # type: ignore[return-value]
+  @staticmethod
+  def stack(*tensors: Tensor, dim: int = 0) -> Tensor:
+    ts = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else list(tensors)
+    d = normalize_axis(dim, ts[0].ndim + 1)
+    return Tensor.cat(*[t.unsqueeze(d) for t in ts], dim=d)
+  def split(self, sizes: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    d = normalize_axis(dim, self.ndim)
+    sizes = [min(sizes, self.shape[d] - i) for i in range(0, self.shape[d], sizes)] if isinstance(sizes, int) else list(sizes)
+    if sum(sizes) != self.shape[d]: raise ValueError(f"split sizes {sizes} don't add up to {self.shape[d]}")
+    offs = list(itertools.accumulate(sizes, initial=0))
+    return tuple(self.shrink(tuple((offs[k], offs[k + 1]) if i == d else None for i in range(self.ndim))) for k in range(len(sizes)))
+  def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    d = normalize_axis(dim, self.ndim)
+    return self.split(-(-self.shape[d] // chunks), d)
+
+  # ----- elementwise
+  def _to_tensor(self, y: Any) -> Tensor:
+    if isinstance(y, Tensor): return y
+    if isinstance(y, (bool, int, float)):
+      dt = self.dtype
+      if isinstance(y, float) and not dtypes.is_float(dt): dt = dtypes.default_float
+      elif isinstance(y, int) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
+      return Tensor(_const(y, dt, self.device))
+    return Tensor(y, device=self.device)
+  def _broadcasted(self, y: Any, reverse: bool = False, match_dtype: bool = True) -> tuple[Tensor, Tensor]:
+    x, yt = self, self._to_tensor(y)
+    if reverse: x, yt = yt, x
+    if x.device != yt.device: raise ValueError(f"tensors are on different devices: {x.device} and {yt.device}; use .to()")
+    if match_dtype and x.dtype != yt.dtype:
+      dt = least_upper_dtype(x.dtype, yt.dtype)
+      x, yt = x.cast(dt), yt.cast(dt)
+    shape = _broadcast_shape(x.shape, yt.shape)
+    return x._broadcast_to(shape), yt._broadcast_to(shape)
+  def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
+    if self.shape == shape: return self
+    if self.ndim < len(shape): return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
+    return self.expand(shape)
+  def _alu(self, op: Ops, *srcs: Tensor, dtype: DType | None = None) -> Tensor:
+    return self._new(UOp(op, dtype or self.dtype, (self.uop,) + tuple(s.uop for s in srcs)))
+  def _bin(self, op: Ops, y: Any, reverse: bool = False) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    return a._alu(op, b, dtype=dtypes.bool if op in (Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ) else None)
+  def cast(self, dtype: DType | str) -> Tensor:
+    dt = to_dtype(dtype)
+    return self if dt == self.dtype else self._alu(Ops.CAST, dtype=dt)
+  def bitcast(self, dtype: DType | str) -> Tensor:
+    dt = to_dtype(dtype)
+    if dt.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast from {self.dtype} to {dt} needs equal item sizes")
+    return self._alu(Ops.BITCAST, dtype=dt)
+  def float(self) -> Tensor: return self.cast(dtypes.float32)
+  def half(self) -> Tensor: return self.cast(dtypes.float16)
+  def double(self) -> Tensor: return self.cast(dtypes.float64)
+  def int(self) -> Tensor: return self.cast(dtypes.int32)
+  def long(self) -> Tensor: return self.cast(dtypes.int64)
+  def bool(self) -> Tensor: return self.cast(dtypes.bool)
+  def _float(self) -> Tensor: return self.cast(least_upper_float(self.dtype))
+
+  def add(self, y, reverse=False) -> Tensor: return self._bin(Ops.ADD, y, reverse)
+  def sub(self, y, reverse=False) -> Tensor: return self._bin(Ops.SUB, y, reverse)
+  def mul(self, y, reverse=False) -> Tensor: return self._bin(Ops.MUL, y, reverse)
+  def div(self, y, reverse=False, rounding_mode: str | None = None) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    if rounding_mode == "trunc": return a.idiv(b) if dtypes.is_int(a.dtype) else (a / b).trunc()
+    if rounding_mode == "floor": return a // b
+    return a._float()._alu(Ops.FDIV, b._float())
+  def idiv(self, y, reverse=False) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    if not dtypes.is_int(a.dtype): raise TypeError(f"idiv needs integer tensors, got {a.dtype}")
+    return a._alu(Ops.IDIV, b)
+  def __floordiv__(self, y) -> Tensor: return self._floordiv(y, False)
+  def __rfloordiv__(self, y) -> Tensor: return self._floordiv(y, True)
+  def _floordiv(self, y, reverse: bool) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    if not dtypes.is_int(a.dtype): return (a / b).floor()
+    q = a._alu(Ops.IDIV, b)  # C truncates; floor division rounds down when the signs differ and there is a remainder
+    return ((a._alu(Ops.MOD, b) != 0) & ((a < 0) != (b < 0))).where(q - 1, q)
+  def mod(self, y, reverse=False) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    if not dtypes.is_int(a.dtype): return a - b * (a / b).floor()
+    r = a._alu(Ops.MOD, b)  # numpy's sign follows the divisor
+    return ((r != 0) & ((r < 0) != (b < 0))).where(r + b, r)
+  def pow(self, y, reverse=False) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    if dtypes.is_int(a.dtype) or a.dtype == dtypes.bool:
+      return a.float()._alu(Ops.POW, b.float()).round().cast(a.dtype) if a.dtype != dtypes.bool else a.float()._alu(Ops.POW, b.float()).cast(a.dtype)
+    return a._alu(Ops.POW, b)
+  def maximum(self, y) -> Tensor:
+    a, b = self._broadcasted(y)
+    return a._alu(Ops.MAX, b)
+  def minimum(self, y) -> Tensor:
+    a, b = self._broadcasted(y)
+    return (a < b).where(a, b) if not dtypes.is_float(a.dtype) else -((-a)._alu(Ops.MAX, -b))
+  def where(self, x, y) -> Tensor:
+    cond = self if self.dtype == dtypes.bool else self != 0
+    xt = x if isinstance(x, Tensor) else None
+    yt = y if isinstance(y, Tensor) else None
+    if xt is None and yt is None:
+      dt = dtypes.from_py(x) if type(x) == type(y) else least_upper_dtype(dtypes.from_py(x), dtypes.from_py(y))
+      xt, yt = Tensor(_const(x, dt, self.device)), Tensor(_const(y, dt, self.device))
+    elif xt is None: xt = yt._to_tensor(x)  # type: ignore[union-attr]
+    elif yt is None: yt = xt._to_tensor(y)
+    xb, yb = xt._broadcasted(yt)  # type: ignore[union-attr]
+    shape = _broadcast_shape(cond.shape, xb.shape)
+    return cond._broadcast_to(shape)._alu(Ops.WHERE, xb._broadcast_to(shape), yb._broadcast_to(shape), dtype=xb.dtype)
+  def logical_not(self) -> Tensor: return self.bool()._alu(Ops.NEG)
+  def __neg__(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self._alu(Ops.NEG)
+  def __invert__(self) -> Tensor:
+    if self.dtype == dtypes.bool: return self.logical_not()
+    if not dtypes.is_int(self.dtype): raise TypeError(f"~ needs an integer or bool tensor, got {self.dtype}")
+    return self._bin(Ops.XOR, -1 if not dtypes.is_unsigned(self.dtype) else dtypes.max(self.dtype))
+  def _bitwise(self, op: Ops, y, reverse=False) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    if not (dtypes.is_int(a.dtype) or a.dtype == dtypes.bool): raise TypeError(f"bitwise ops need integer or bool tensors, got {a.dtype}")
+    return a._alu(op, b)
+  def lshift(self, y) -> Tensor: return self._bitwise(Ops.SHL, y)
+  def rshift(self, y) -> Tensor: return self._bitwise(Ops.SHR, y)
+  __add__ = lambda self, y: self.add(y); __radd__ = lambda self, y: self.add(y, True)
+  __sub__ = lambda self, y: self.sub(y); __rsub__ = lambda self, y: self.sub(y, True)
+  __mul__ = lambda self, y: self.mul(y); __rmul__ = lambda self, y: self.mul(y, True)
+  __truediv__ = lambda self, y: self.div(y); __rtruediv__ = lambda self, y: self.div(y, True)
+  __mod__ = lambda self, y: self.mod(y); __rmod__ = lambda self, y: self.mod(y, True)
+  __pow__ = lambda self, y: self.pow(y); __rpow__ = lambda self, y: self.pow(y, True)
+  __and__ = lambda self, y: self._bitwise(Ops.AND, y); __rand__ = lambda self, y: self._bitwise(Ops.AND, y, True)
+  __or__ = lambda self, y: self._bitwise(Ops.OR, y); __ror__ = lambda self, y: self._bitwise(Ops.OR, y, True)
+  __xor__ = lambda self, y: self._bitwise(Ops.XOR, y); __rxor__ = lambda self, y: self._bitwise(Ops.XOR, y, True)
+  __lshift__ = lambda self, y: self.lshift(y); __rshift__ = lambda self, y: self.rshift(y)
+  __matmul__ = lambda self, y: self.matmul(y); __rmatmul__ = lambda self, y: Tensor._to_tensor(self, y).matmul(self)
+  __lt__ = lambda self, y: self._bin(Ops.CMPLT, y); __gt__ = lambda self, y: self._bin(Ops.CMPLT, y, True)
+  __ge__ = lambda self, y: (self < y).logical_not(); __le__ = lambda self, y: (self > y).logical_not()
+  __ne__ = lambda self, y: self._bin(Ops.CMPNE, y)  # type: ignore[assignment]
+  __eq__ = lambda self, y: self._bin(Ops.CMPEQ, y)  # type: ignore[assignment]
+  def __iadd__(self, y): return self.assign(self + y)
+  def __isub__(self, y): return self.assign(self - y)
+  def __imul__(self, y): return self.assign(self * y)
+  def __itruediv__(self, y): return self.assign(self / y)
+  def eq(self, y) -> Tensor: return self == y
+  def ne(self, y) -> Tensor: return self != y
+
+  # unary math, in terms of the few ALU ops the devices implement
+  def exp2(self) -> Tensor: return self._float()._alu(Ops.EXP2)
+  def log2(self) -> Tensor: return self._float()._alu(Ops.LOG2)
+  def exp(self) -> Tensor: return (self._float() * (1 / math.log(2))).exp2()
+  def log(self) -> Tensor: return self.log2() * math.log(2)
+  def sqrt(self) -> Tensor: return self._float()._alu(Ops.SQRT)
+  def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
+  def reciprocal(self) -> Tensor: return self._float()._alu(Ops.RECIP)
+  def sin(self) -> Tensor: return self._float()._alu(Ops.SIN)
+  def cos(self) -> Tensor: return ((math.pi / 2) - self._float()).sin()
+  def tan(self) -> Tensor: return self.sin() / self.cos()
+  def trunc(self) -> Tensor: return self if not dtypes.is_float(self.dtype) else self._alu(Ops.TRUNC)
+  def floor(self) -> Tensor:
+    t = self.trunc()
+    return self if not dtypes.is_float(self.dtype) else (self < t).where(t - 1, t)
+  def ceil(self) -> Tensor:
+    t = self.trunc()
+    return self if not dtypes.is_float(self.dtype) else (self > t).where(t + 1, t)
+  def round(self) -> Tensor:  # half to even, like numpy
+    if not dtypes.is_float(self.dtype): return self
+    f = (self + 0.5).floor()
+    tie = (f - self) == 0.5
+    return (tie & ((f * 0.5).floor() * 2 != f)).where(f - 1, f)
+  def square(self) -> Tensor: return self * self
+  def abs(self) -> Tensor: return self if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool else (self < 0).where(-self, self)
+  def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype != dtypes.bool else self
+  def relu(self) -> Tensor: return (self > 0).where(self, 0)
+  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
+  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
+  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
+  def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
+  def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
+  def sinh(self) -> Tensor: return (self.exp() - (-self).exp()) / 2
+  def cosh(self) -> Tensor: return (self.exp() + (-self).exp()) / 2
+  def silu(self) -> Tensor: return self * self.sigmoid()
+  swish = silu
+  def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).tanh())
+  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
+  def softplus(self, beta: float = 1.0) -> Tensor: return (1 / beta) * (1 + (self * beta).exp()).log()
+  def mish(self) -> Tensor: return self * self.softplus().tanh()
+  def clip(self, min_=None, max_=None) -> Tensor:
+    if min_ is None and max_ is None: raise ValueError("clip needs at least one of min and max")
+    x = self if min_ is None else self.maximum(min_)
+    return x if max_ is None else x.minimum(max_)
+  clamp = clip
+  def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
+  def isnan(self) -> Tensor: return self != self
+  def isinf(self) -> Tensor: return (self == math.inf) | (self == -math.inf)
+
+  # ----- reductions
+  def _axes(self, axis) -> tuple[int, ...]:
+    if axis is None: return tuple(range(self.ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(sorted({normalize_axis(a, self.ndim) for a in axes}))
+  def _reduce(self, op: Ops, axis=None, keepdim: bool = False) -> Tensor:
+    axes = self._axes(axis)
+    if self.ndim == 0: return self
+    out = self._new(UOp(Ops.REDUCE_AXIS, self.dtype, (self.uop,), (op, axes))) if axes else self
+    return out if keepdim else out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
+  @staticmethod
+  def _sum_dtype(dt: DType) -> DType:
+    if dt in (dtypes.bool, dtypes.int8, dtypes.int16): return dtypes.int32
+    if dt in (dtypes.uint8, dtypes.uint16): return dtypes.uint32
+    return dt
+  def sum(self, axis=None, keepdim: bool = False, dtype: DType | None = None) -> Tensor:
+    acc = to_dtype(dtype) if dtype is not None else Tensor._sum_dtype(self.dtype)
+    acc_inner = dtypes.float32 if acc == dtypes.float16 else acc
+    out = self.cast(acc_inner)._reduce(Ops.ADD, axis, keepdim)
+    return out.cast(acc)
+  def prod(self, axis=None, keepdim: bool = False, dtype: DType | None = None) -> Tensor:
+    acc = to_dtype(dtype) if dtype is not None else Tensor._sum_dtype(self.dtype)
+    return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
+  def max(self, axis=None, keepdim: bool = False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
+  def min(self, axis=None, keepdim: bool = False) -> Tensor:
+    if dtypes.is_unsigned(self.dtype): return ~((~self).max(axis, keepdim))
+    if self.dtype == dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
+    return -((-self).max(axis, keepdim))
+  def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
+  def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
+  def mean(self, axis=None, keepdim: bool = False) -> Tensor:
+    x = self._float() if not dtypes.is_float(self.dtype) else self
+    n = prod(self.shape[a] for a in self._axes(axis))
+    s = x.sum(axis, keepdim)
+    return s / n if n else s * math.nan
+  def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    n = prod(self.shape[a] for a in self._axes(axis))
+    sq = (self - self.mean(axis, keepdim=True)).square().sum(axis, keepdim)
+    return sq / max(0, n - correction)
+  def std(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
+  def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
+    m = self.max(axis, keepdim=True)
+    out = (self - m).exp().sum(axis, keepdim=True).log() + m
+    return out if keepdim else out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
+  def softmax(self, axis: int = -1) -> Tensor:
+    e = (self - self.max(axis, keepdim=True)).exp()
+    return e / e.sum(axis, keepdim=True)
+  def log_softmax(self, axis: int = -1) -> Tensor:
+    m = self - self.max(axis, keepdim=True)
+    return m - m.exp().sum(axis, keepdim=True).log()
+  def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    if axis is None: return self.flatten().argmax(0)
+    a = normalize_axis(axis, self.ndim)
+    n = self.shape[a]
+    # the first index of the max: n - max over (is_max * (n - i))
+    rev = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - a - 1))
+    return (n - ((self == self.max(a, keepdim=True)) * rev).max(a, keepdim)).cast(dtypes.int32)
+  def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    return (-self if not dtypes.is_unsigned(self.dtype) and self.dtype != dtypes.bool else ~self).argmax(axis, keepdim)
+  def cumsum(self, axis: int = 0) -> Tensor:
+    a = normalize_axis(axis, self.ndim)
+    n = self.shape[a]
+    x = self.transpose(a, -1)
+    # pad-and-window: row i sums elements 0..i
+    y = x.unsqueeze(-2).expand(x.shape[:-1] + (n, n))
+    tri = Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n)
+    return tri.where(y, 0).sum(-1, dtype=self.dtype).transpose(a, -1)
+
+  # ----- matmul
+  def dot(self, w: Tensor) -> Tensor:
+    if self.ndim == 0 or w.ndim == 0: raise ValueError(f"matmul needs at least 1-d tensors, got {self.shape} and {w.shape}")
+    x, wt = self, w
+    if x.device != wt.device: raise ValueError(f"matmul of tensors on different devices: {x.device} and {wt.device}")
+    k = x.shape[-1]
+    kw = wt.shape[-2] if wt.ndim > 1 else wt.shape[0]
+    if k != kw: raise ValueError(f"matmul shape mismatch: {self.shape} @ {w.shape} (inner dims {k} != {kw})")
+    dt = least_upper_dtype(x.dtype, wt.dtype)
+    x, wt = x.cast(dt), wt.cast(dt)
+    xr = x.reshape(x.shape[:-1] + (1,) * min(wt.ndim - 1, 1) + (k,))
+    wr = wt.reshape(wt.shape[:-2] + (1,) * min(x.ndim - 1, 1) + wt.shape[-2:]).transpose(-1, -2) if wt.ndim > 1 else wt
+    return (xr * wr).sum(-1, dtype=dt)
+  def matmul(self, w: Tensor) -> Tensor: return self.dot(w)
+  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
+    return x + bias if bias is not None else x
+  def sequential(self, ll: list) -> Tensor:
+    x = self
+    for f in ll: x = f(x)
+    return x

@@ -1,0 +1,384 @@
+"""UOp (the one IR), UPat + PatternMatcher (transformations as data) and graph_rewrite."""
+from __future__ import annotations
+import sys, weakref, inspect, math, itertools
+from enum import Enum, auto
+from typing import Any, Callable, Iterator
+from tinygrad.dtype import DType, dtypes
+from tinygrad import tracing
+
+class Ops(Enum):
+  # graph structure
+  SINK = auto(); NOOP = auto(); DEVICE = auto(); BUFFER = auto(); COPY = auto(); CONST = auto(); DEFINE_VAR = auto()
+  CONTIGUOUS = auto(); DETACH = auto(); ASSIGN = auto()
+  # movement: arg carries the new shape / order / padding
+  RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()
+  # reductions: REDUCE_AXIS in the tensor graph (arg=(op, axes)); REDUCE in a lowered kernel (src=(value, *ranges))
+  REDUCE_AXIS = auto(); REDUCE = auto()
+  # kernels and their lowering
+  KERNEL = auto(); DEFINE_GLOBAL = auto(); RANGE = auto(); INDEX = auto(); LOAD = auto(); STORE = auto()
+  DEFINE_ACC = auto(); ACC_UPDATE = auto(); ENDRANGE = auto(); SPECIAL = auto()
+  # ALU
+  CAST = auto(); BITCAST = auto()
+  EXP2 = auto(); LOG2 = auto(); SIN = auto(); SQRT = auto(); RECIP = auto(); NEG = auto(); TRUNC = auto()
+  ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto(); MAX = auto(); POW = auto()
+  CMPLT = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto(); SHL = auto(); SHR = auto()
+  WHERE = auto(); MULACC = auto()
+  def __repr__(self): return f"Ops.{self.name}"
+
+class GroupOp:
+  Unary = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIP, Ops.NEG, Ops.TRUNC}
+  Binary = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.POW, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ,
+            Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR}
+  Ternary = {Ops.WHERE, Ops.MULACC}
+  ALU = Unary | Binary | Ternary
+  Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
+  Commutative = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR}
+  Comparison = {Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ}
+  Movement = {Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP}
+  All = set(Ops)
+
+def _caller_location(skip_file: str) -> tuple[str, int]:
+  """The first frame outside `skip_file`: where a UPat or a graph_rewrite call was written."""
+  f = sys._getframe(1)
+  while f is not None and f.f_code.co_filename == skip_file: f = f.f_back
+  return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+
+# ---------------------------------------------------------------- UOp
+
+class UOpMetaClass(type):
+  ucache: dict[tuple, weakref.ReferenceType] = {}
+  def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
+    key = (op, dtype, src, arg, type(arg))
+    if (wr := UOpMetaClass.ucache.get(key)) is not None and (ret := wr()) is not None: return ret
+    created = super().__call__(op, dtype, src, arg)
+    UOpMetaClass.ucache[key] = weakref.ref(created, lambda w, k=key: UOpMetaClass.ucache.pop(k) if UOpMetaClass.ucache.get(k) is w else None)
+    return created
+
+class UOp(metaclass=UOpMetaClass):
+  """An immutable, hash-consed node: building the same UOp twice returns the very same object."""
+  __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "_shape", "_vminmax", "_dev")
+  def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
+    object.__setattr__(self, "op", op); object.__setattr__(self, "dtype", dtype)
+    object.__setattr__(self, "src", src); object.__setattr__(self, "arg", arg)
+  def __setattr__(self, k, v):
+    if k in ("_shape", "_vminmax", "_dev"): return object.__setattr__(self, k, v)
+    raise AttributeError("UOp is immutable")
+  def __reduce__(self): raise TypeError("UOps are not pickled; trace files store them interned by id")
+  def replace(self, **kw) -> UOp:
+    return UOp(kw.get("op", self.op), kw.get("dtype", self.dtype), kw.get("src", self.src), kw.get("arg", self.arg))
+
+  # ----- graph walking, iterative so 10k+ deep chains are fine
+  def toposort(self) -> list[UOp]:
+    """All UOps this one depends on (and itself), sources before users."""
+    out: dict[UOp, None] = {}
+    stack: list[tuple[UOp, bool]] = [(self, False)]
+    while stack:
+      u, done = stack.pop()
+      if u in out: continue
+      if done: out[u] = None; continue
+      stack.append((u, True))
+      stack.extend((s, False) for s in reversed(u.src) if s not in out)
+    return list(out)
+  def sparents(self) -> Iterator[UOp]: return iter(self.toposort())
+
+  def __repr__(self) -> str: return _pretty(self)
+
+  # ----- constructors
+  @staticmethod
+  def const(dtype: DType, b: Any) -> UOp: return UOp(Ops.CONST, dtype, (), _as_dtype(dtype, b))
+  def const_like(self, b: Any) -> UOp: return UOp.const(self.dtype, b)
+  @staticmethod
+  def variable(name: str, min_val: int, max_val: int, dtype: DType = dtypes.int32) -> UOp:
+    return UOp(Ops.DEFINE_VAR, dtype, (), (name, min_val, max_val))
+  def alu(self, op: Ops, *src: UOp) -> UOp:
+    out_dtype = dtypes.bool if op in GroupOp.Comparison else (src[-1] if op is Ops.WHERE else self).dtype
+    return UOp(op, out_dtype, (self,) + src)
+  def cast(self, dtype: DType) -> UOp: return self if self.dtype == dtype else UOp(Ops.CAST, dtype, (self,))
+  def bitcast(self, dtype: DType) -> UOp: return UOp(Ops.BITCAST, dtype, (self,))
+  def _bin(self, op: Ops, x: Any, reverse: bool = False) -> UOp:
+    y = x if isinstance(x, UOp) else self.const_like(x)
+    return y.alu(op, self) if reverse else self.alu(op, y)
+  def __add__(self, x): return self._bin(Ops.ADD, x)
+  def __radd__(self, x): return self._bin(Ops.ADD, x, True)
+  def __sub__(self, x): return self._bin(Ops.SUB, x)
+  def __rsub__(self, x): return self._bin(Ops.SUB, x, True)
+  def __mul__(self, x): return self._bin(Ops.MUL, x)
+  def __rmul__(self, x): return self._bin(Ops.MUL, x, True)
+  def __truediv__(self, x): return self._bin(Ops.FDIV, x)
+  def __floordiv__(self, x): return self._bin(Ops.IDIV, x)
+  def __mod__(self, x): return self._bin(Ops.MOD, x)
+  def __and__(self, x): return self._bin(Ops.AND, x)
+  def __or__(self, x): return self._bin(Ops.OR, x)
+  def __xor__(self, x): return self._bin(Ops.XOR, x)
+  def __lshift__(self, x): return self._bin(Ops.SHL, x)
+  def __rshift__(self, x): return self._bin(Ops.SHR, x)
+  def __lt__(self, x): return self._bin(Ops.CMPLT, x)
+  def __gt__(self, x): return self._bin(Ops.CMPLT, x, True)
+  def __neg__(self): return UOp(Ops.NEG, self.dtype, (self,))
+  def ne(self, x): return self._bin(Ops.CMPNE, x)
+  def eq(self, x): return self._bin(Ops.CMPEQ, x)
+  def maximum(self, x): return self._bin(Ops.MAX, x)
+  def where(self, a: Any, b: Any) -> UOp:
+    if not isinstance(a, UOp): a = b.const_like(a)
+    if not isinstance(b, UOp): b = a.const_like(b)
+    return UOp(Ops.WHERE, a.dtype, (self, a, b))
+  __hash__ = object.__hash__
+
+  # ----- the shape of a tensor-graph UOp (None for scalar ops of a lowered kernel)
+  @property
+  def shape(self) -> tuple[int, ...] | None:
+    try: return self._shape
+    except AttributeError: pass
+    for u in self.toposort():
+      try: u._shape
+      except AttributeError: u._shape = _compute_shape(u)
+    return self._shape
+  @property
+  def size(self) -> int:
+    from tinygrad.helpers import prod
+    return prod(self.shape or ())
+
+  # ----- value bounds, for index arithmetic simplification
+  @property
+  def vmin(self): return self._minmax()[0]
+  @property
+  def vmax(self): return self._minmax()[1]
+  def _minmax(self) -> tuple[Any, Any]:
+    try: return self._vminmax
+    except AttributeError: pass
+    for u in self.toposort():
+      try: u._vminmax
+      except AttributeError: u._vminmax = _compute_minmax(u)
+    return self._vminmax
+
+  @property
+  def base(self) -> UOp:
+    u = self
+    while u.op in GroupOp.Movement: u = u.src[0]
+    return u
+  @property
+  def device(self) -> str | None:
+    try: return self._dev
+    except AttributeError: pass
+    for u in self.toposort():
+      try: u._dev
+      except AttributeError:
+        if u.op is Ops.DEVICE: u._dev = u.arg
+        elif u.op is Ops.COPY: u._dev = u.src[1].arg
+        else: u._dev = next((s._dev for s in u.src if s._dev is not None), None)
+    return self._dev
+
+def _as_dtype(dtype: DType, b: Any) -> Any:
+  if dtype == dtypes.bool: return bool(b)
+  if dtypes.is_int(dtype): return int(b)
+  if dtypes.is_float(dtype): return float(b)
+  return b
+
+def _compute_shape(u: UOp) -> tuple[int, ...] | None:
+  op, src, arg = u.op, u.src, u.arg
+  if op in (Ops.BUFFER, Ops.DEFINE_GLOBAL): return (arg[1],)
+  if op in (Ops.CONST, Ops.DEFINE_VAR): return ()
+  if op in (Ops.RESHAPE, Ops.EXPAND): return tuple(arg)
+  if op is Ops.PERMUTE: return tuple(src[0].shape[i] for i in arg)
+  if op is Ops.PAD: return tuple(s + b + a for s, (b, a) in zip(src[0].shape, arg))
+  if op is Ops.SHRINK: return tuple(e - b for b, e in arg)
+  if op is Ops.FLIP: return src[0].shape
+  if op is Ops.REDUCE_AXIS: return tuple(1 if i in arg[1] else s for i, s in enumerate(src[0].shape))
+  if op in (Ops.COPY, Ops.CONTIGUOUS, Ops.DETACH, Ops.CAST, Ops.BITCAST): return src[0].shape
+  if op is Ops.ASSIGN: return src[0].shape
+  if op in GroupOp.ALU: return src[-1].shape
+  return None
+
+def _cdiv(a: int, b: int) -> int: return abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncating division
+def _cmod(a: int, b: int) -> int: return a - b * _cdiv(a, b)
+
+def _compute_minmax(u: UOp) -> tuple[Any, Any]:
+  op, s = u.op, u.src
+  if op is Ops.CONST: return u.arg, u.arg
+  if op is Ops.DEFINE_VAR: return u.arg[1], u.arg[2]
+  if op is Ops.RANGE: return 0, s[0].vmax - 1
+  if op is Ops.SPECIAL: return 0, u.arg[1] - 1
+  if u.dtype == dtypes.bool or dtypes.is_int(u.dtype):
+    if op is Ops.ADD: return s[0].vmin + s[1].vmin, s[0].vmax + s[1].vmax
+    if op is Ops.SUB: return s[0].vmin - s[1].vmax, s[0].vmax - s[1].vmin
+    if op is Ops.NEG: return -s[0].vmax, -s[0].vmin
+    if op is Ops.MUL:
+      vals = [a * b for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
+      if not any(isinstance(v, float) and math.isnan(v) for v in vals): return min(vals), max(vals)
+    if op is Ops.IDIV and s[1].op is Ops.CONST and s[1].arg > 0: return _cdiv(s[0].vmin, s[1].arg), _cdiv(s[0].vmax, s[1].arg)
+    if op is Ops.MOD and s[1].op is Ops.CONST and s[1].arg > 0:
+      c = s[1].arg
+      if s[0].vmin >= 0: return (s[0].vmin, s[0].vmax) if s[0].vmax < c else (0, c - 1)
+      return -(c - 1), c - 1
+    if op is Ops.MAX: return max(s[0].vmin, s[1].vmin), max(s[0].vmax, s[1].vmax)
+    if op is Ops.WHERE:
+      if s[0].vmin == s[0].vmax: return (s[1].vmin, s[1].vmax) if s[0].vmin else (s[2].vmin, s[2].vmax)
+      return min(s[1].vmin, s[2].vmin), max(s[1].vmax, s[2].vmax)
+    if op is Ops.CMPLT:
+      if s[0].vmax < s[1].vmin: return True, True
+      if s[0].vmin >= s[1].vmax: return False, False
+      return False, True
+    if op is Ops.CMPNE:
+      if s[0].vmax < s[1].vmin or s[0].vmin > s[1].vmax: return True, True
+      if s[0].vmin == s[0].vmax == s[1].vmin == s[1].vmax: return False, False
+      return False, True
+    if op is Ops.AND and u.dtype == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
+    if op is Ops.OR and u.dtype == dtypes.bool: return s[0].vmin or s[1].vmin, s[0].vmax or s[1].vmax
+    if op is Ops.CAST and (dtypes.is_int(s[0].dtype) or s[0].dtype == dtypes.bool):
+      lo, hi = int(s[0].vmin), int(s[0].vmax)
+      if dtypes.min(u.dtype) <= lo and hi <= dtypes.max(u.dtype): return (bool(lo), bool(hi)) if u.dtype == dtypes.bool else (lo, hi)
+  return dtypes.min(u.dtype), dtypes.max(u.dtype)
+
+def _pretty(u: UOp, depth: int = 0, seen: set | None = None) -> str:
+  seen = set() if seen is None else seen
+  pad = "  " * depth
+  if depth > 40: return f"{pad}UOp({u.op}, ...)"
+  if u.src:
+    srcs = "\n" + ",\n".join(_pretty(s, depth + 1, seen) for s in u.src) + ","
+  else: srcs = ""
+  return f"{pad}UOp({u.op}, {u.dtype}, arg={u.arg!r}, src=({srcs}))"
+
+# ---------------------------------------------------------------- UPat + PatternMatcher
+
+class UPat:
+  """A pattern over UOps. src: None matches any sources; a tuple matches in order; a list matches in any order
+  (commutative); a single UPat matches every source. Remembers the file and line that wrote it."""
+  __slots__ = ("op", "dtype", "src", "arg", "name", "allow_any_len", "location", "_variants")
+  def __init__(self, op: Ops | tuple[Ops, ...] | set[Ops] | None = None, dtype: DType | tuple[DType, ...] | None = None,
+               src: Any = None, arg: Any = None, name: str | None = None, allow_any_len: bool = False, location: tuple[str, int] | None = None):
+    self.op = (op,) if isinstance(op, Ops) else (tuple(op) if op is not None else None)
+    self.dtype = (dtype,) if isinstance(dtype, DType) else (tuple(dtype) if dtype is not None else None)
+    self.arg, self.name, self.allow_any_len, self.src = arg, name, allow_any_len, src
+    self.location = location or _caller_location(__file__)
+    if isinstance(src, list): self._variants = list(dict.fromkeys(itertools.permutations(src)))  # commutative: every order
+    elif isinstance(src, tuple): self._variants = [src]
+    else: self._variants = None
+  def __repr__(self):
+    ops = "None" if self.op is None else "(" + ", ".join(repr(o) for o in self.op) + ")"
+    return f"UPat({ops}, name={self.name!r}, arg={self.arg!r}, src={self.src!r})"
+
+  @staticmethod
+  def var(name: str | None = None, dtype: DType | tuple[DType, ...] | None = None) -> UPat:
+    return UPat(dtype=dtype, name=name, location=_caller_location(__file__))
+  @staticmethod
+  def cvar(name: str | None = None, dtype: DType | tuple[DType, ...] | None = None) -> UPat:
+    return UPat(Ops.CONST, dtype, name=name, location=_caller_location(__file__))
+  @staticmethod
+  def const(dtype: DType | tuple[DType, ...] | None, b: Any) -> UPat:
+    return UPat(Ops.CONST, dtype, arg=b, location=_caller_location(__file__))
+
+  # operator sugar: UPat.cvar("a") + UPat.cvar("b")
+  def _op(self, op: Ops, x: Any, reverse: bool = False, commutative: bool = False) -> UPat:
+    y = x if isinstance(x, UPat) else UPat.const(None, x)
+    srcs = (y, self) if reverse else (self, y)
+    return UPat(op, None, list(srcs) if commutative else srcs, location=_caller_location(__file__))
+  def __add__(self, x): return self._op(Ops.ADD, x, commutative=True)
+  def __radd__(self, x): return self._op(Ops.ADD, x, True, commutative=True)
+  def __mul__(self, x): return self._op(Ops.MUL, x, commutative=True)
+  def __rmul__(self, x): return self._op(Ops.MUL, x, True, commutative=True)
+  def __sub__(self, x): return self._op(Ops.SUB, x)
+  def __truediv__(self, x): return self._op(Ops.FDIV, x)
+  def __floordiv__(self, x): return self._op(Ops.IDIV, x)
+  def __mod__(self, x): return self._op(Ops.MOD, x)
+  def __lt__(self, x): return self._op(Ops.CMPLT, x)
+  def __and__(self, x): return self._op(Ops.AND, x, commutative=True)
+  def __or__(self, x): return self._op(Ops.OR, x, commutative=True)
+  def __neg__(self): return UPat(Ops.NEG, None, (self,), location=_caller_location(__file__))
+  def maximum(self, x): return self._op(Ops.MAX, x, commutative=True)
+  def ne(self, x): return self._op(Ops.CMPNE, x, commutative=True)
+  def cast(self, dtype: DType | None = None): return UPat(Ops.CAST, dtype, (self,), location=_caller_location(__file__))
+  def where(self, a, b): return UPat(Ops.WHERE, None, (self, a, b), location=_caller_location(__file__))
+
+  def match(self, u: UOp, store: dict[str, UOp]) -> list[dict[str, UOp]]:
+    if (self.op is not None and u.op not in self.op) or (self.dtype is not None and u.dtype not in self.dtype) or \
+       (self.arg is not None and self.arg != u.arg): return []
+    if self.name is not None:
+      if (prev := store.get(self.name)) is not None and prev is not u: return []
+      store = {**store, self.name: u}
+    if self.src is None: return [store]
+    if self._variants is None: variants = [(self.src,) * len(u.src)]
+    else: variants = self._variants
+    out: list[dict[str, UOp]] = []
+    for vp in variants:
+      if len(u.src) != len(vp) and not (self.allow_any_len and len(u.src) >= len(vp)): continue
+      stores = [store]
+      for p, s in zip(vp, u.src):
+        stores = [st2 for st in stores for st2 in p.match(s, st)]
+        if not stores: break
+      out.extend(stores)
+    return out
+
+class PatternMatcher:
+  """An ordered table of (UPat, fn). fn gets the named matches as keyword arguments (and `ctx` if it asks for it)
+  and returns a replacement UOp or None. Matchers combine with `+`."""
+  def __init__(self, patterns: list[tuple[UPat, Callable]]):
+    self.patterns = list(patterns)
+    self.pdict: dict[Ops, list[tuple[UPat, Callable, bool]]] = {}
+    for p, fn in self.patterns:
+      has_ctx = "ctx" in inspect.signature(fn).parameters
+      for op in (p.op if p.op is not None else tuple(Ops)): self.pdict.setdefault(op, []).append((p, fn, has_ctx))
+  def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
+  def rewrite(self, u: UOp, ctx: Any = None) -> UOp | None:
+    r = self.rewrite_pat(u, ctx)
+    return None if r is None else r[0]
+  def rewrite_pat(self, u: UOp, ctx: Any = None) -> tuple[UOp, UPat] | None:
+    for p, fn, has_ctx in self.pdict.get(u.op, ()):
+      for m in p.match(u, {}):
+        ret = fn(ctx=ctx, **m) if has_ctx else fn(**m)
+        if ret is not None and ret is not u: return ret, p
+    return None
+
+# ---------------------------------------------------------------- graph_rewrite
+
+def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) -> UOp:
+  replace: dict[UOp, UOp] = {}
+  def apply(n: UOp) -> UOp | None:
+    r = pm.rewrite_pat(n, ctx)
+    if r is None: return None
+    if trace is not None: trace.rewrite_match(r[1], n, r[0])
+    return r[0]
+  # explicit stack instead of recursion: stage 0 = visit sources, 1 = rebuild + rewrite, 2 = take the result's rewrite
+  stack: list[tuple[UOp, int, UOp | None]] = [(sink, 0, None)]
+  while stack:
+    n, stage, extra = stack.pop()
+    if stage == 2: replace[n] = replace[extra]; continue
+    if n in replace: continue
+    if stage == 0:
+      if bottom_up and (r := apply(n)) is not None:
+        stack.append((n, 2, r)); stack.append((r, 0, None)); continue
+      stack.append((n, 1, None))
+      stack.extend((s, 0, None) for s in reversed(n.src) if s not in replace)
+    elif stage == 1:
+      new_src = tuple(replace[s] for s in n.src)
+      nn = n if all(a is b for a, b in zip(new_src, n.src)) else UOp(n.op, n.dtype, new_src, n.arg)
+      if (r := apply(nn)) is None:
+        replace[n] = nn
+        if nn is not n: replace.setdefault(nn, nn)
+      else: stack.append((n, 2, r)); stack.append((r, 0, None))
+  return replace[sink]
+
+def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> UOp:
+  """Rewrite `sink` with `pm` to a fixed point: sources first, and every replacement is rewritten again."""
+  t = tracing.tracer
+  if t is None or not t.capture_rewrites: return _rewrite(sink, pm, ctx, bottom_up, None)
+  t.rewrite_begin(name or "graph_rewrite", _caller_location(__file__), sink)
+  out = sink
+  try: out = _rewrite(sink, pm, ctx, bottom_up, t)
+  finally: t.rewrite_end(out)
+  return out
+
+def graph_rewrite_map(sink: UOp, pm: PatternMatcher, ctx: Any = None, name: str | None = None) -> dict[UOp, UOp]:
+  """Rewrite each source of `sink` and return {old: new}."""
+  new = graph_rewrite(sink, pm, ctx, name=name)
+  return dict(zip(sink.src, new.src))
+
+class track_context:
+  """Groups the rewrites inside it into one context of the trace (a schedule, a kernel's codegen, ...)."""
+  def __init__(self, kind: str, name: str): self.kind, self.name, self.id = kind, name, -1
+  def __enter__(self):
+    if (t := tracing.tracer) is not None and t.capture_rewrites: self.id = t.context_begin(self.kind, self.name, _caller_location(__file__))
+    return self
+  def __exit__(self, *exc):
+    if self.id != -1 and (t := tracing.tracer) is not None: t.context_end(self.id)
+
+def sint_to_uop(x: int | UOp, dtype: DType = dtypes.int32) -> UOp: return x if isinstance(x, UOp) else UOp.const(dtype, x)

@@ -1,0 +1,128 @@
+"""Symbolic simplification as pattern tables: constant folding, identities, reassociation, index arithmetic."""
+from __future__ import annotations
+import math
+from tinygrad.dtype import dtypes
+from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher
+from tinygrad.uop.alu import exec_alu
+
+def _fold(a: UOp) -> UOp | None:
+  if a.op in (Ops.IDIV, Ops.MOD) and a.src[1].arg == 0: return None  # leave the division by zero to the device
+  vals = [s.arg for s in a.src]
+  try: return a.const_like(exec_alu(a.op, a.dtype, vals))
+  except (OverflowError, ZeroDivisionError, ValueError, TypeError): return None
+
+def _is_intlike(u: UOp) -> bool: return dtypes.is_int(u.dtype) or u.dtype == dtypes.bool
+
+def _fold_by_range(x: UOp) -> UOp | None:
+  # an integer expression whose bounds meet is that constant (e.g. a RANGE of size 1, or (i%4) < 4)
+  if not _is_intlike(x) or x.op is Ops.CONST: return None
+  lo, hi = x.vmin, x.vmax
+  return x.const_like(lo) if lo == hi else None
+
+def _mul_zero(x: UOp, c: UOp) -> UOp | None:
+  if c.arg != 0: return None
+  return x.const_like(math.nan if dtypes.is_float(x.dtype) and x.op is Ops.CONST and not math.isfinite(x.arg) else 0)
+
+def _terms(x: UOp) -> list[UOp]:
+  """The terms of a sum, iteratively (index sums can be long)."""
+  out, stack = [], [x]
+  while stack:
+    u = stack.pop()
+    if u.op is Ops.ADD: stack.extend(reversed(u.src))
+    else: out.append(u)
+  return out
+
+def _term_coef(t: UOp) -> tuple[UOp | None, int]:
+  """t as (base, integer coefficient): 3 -> (None, 3), i*4 -> (i, 4), i -> (i, 1)."""
+  if t.op is Ops.CONST: return None, t.arg
+  if t.op is Ops.MUL and t.src[1].op is Ops.CONST: return t.src[0], t.src[1].arg
+  return t, 1
+
+def _sum(terms: list[UOp], like: UOp) -> UOp:
+  if not terms: return like.const_like(0)
+  out = terms[0]
+  for t in terms[1:]: out = out + t
+  return out
+
+def _divmod_split(x: UOp, c: UOp, mod: bool) -> UOp | None:
+  """(a*c + b) // c -> a + b // c and (a*c + b) % c -> b % c, for non-negative integer sums."""
+  d = c.arg
+  if d <= 0 or x.vmin < 0 or x.op is not Ops.ADD: return None
+  quo, rem = [], []
+  for t in _terms(x):
+    base, k = _term_coef(t)
+    if k % d == 0: quo.append(x.const_like(k // d) if base is None else (base if k // d == 1 else base * (k // d)))
+    else: rem.append(t)
+  if not quo: return None
+  r = _sum(rem, x)
+  if r.vmin < 0: return None
+  return UOp(Ops.MOD, x.dtype, (r, c)) if mod else _sum(quo, x) + UOp(Ops.IDIV, x.dtype, (r, c))
+
+def _recombine(x: UOp) -> UOp | None:
+  """(y//c)*c + y%c -> y inside an index sum (what a reshape then flatten leaves behind)."""
+  ts = _terms(x)
+  if len(ts) < 2: return None
+  mods = {(t.src[0], t.src[1].arg): i for i, t in enumerate(ts) if t.op is Ops.MOD and t.src[1].op is Ops.CONST}
+  if not mods: return None
+  for i, t in enumerate(ts):
+    if t.op is Ops.MUL and t.src[1].op is Ops.CONST and t.src[0].op is Ops.IDIV and t.src[0].src[1].op is Ops.CONST and \
+       t.src[0].src[1].arg == t.src[1].arg and (j := mods.get((t.src[0].src[0], t.src[1].arg))) is not None:
+      rest = [u for k, u in enumerate(ts) if k not in (i, j)]
+      return _sum([t.src[0].src[0]] + rest, x)
+  return None
+
+def _reassoc(x: UOp, c1: UOp, c2: UOp, op: Ops) -> UOp | None:
+  return UOp(op, x.dtype, (x, _fold(UOp(op, x.dtype, (c1, c2))) or UOp(op, x.dtype, (c1, c2))))
+
+# constant folding: any ALU whose sources are all constants
+constant_folding = PatternMatcher([
+  (UPat(GroupOp.ALU | {Ops.CAST}, name="a", src=UPat(Ops.CONST)), _fold),
+])
+
+# identities that hold for every dtype
+identities = PatternMatcher([
+  (UPat.var("x") + 0, lambda x: x),
+  (UPat.var("x") * 1, lambda x: x),
+  (UPat.var("x") * UPat.cvar("c"), _mul_zero),
+  (UPat.var("x") - 0, lambda x: x),
+  (UPat.var("x") / 1, lambda x: x),
+  (UPat.var("x", dtype=dtypes.ints) // 1, lambda x: x),
+  (UPat.var("x", dtype=dtypes.ints) % 1, lambda x: x.const_like(0)),
+  (-(-UPat.var("x")), lambda x: x),
+  (UPat(Ops.WHERE, src=(UPat.cvar("c"), UPat.var("a"), UPat.var("b"))), lambda c, a, b: a if c.arg else b),
+  (UPat(Ops.WHERE, src=(UPat.var(), UPat.var("a"), UPat.var("a"))), lambda a: a),
+  (UPat(Ops.MAX, src=(UPat.var("x"), UPat.var("x"))), lambda x: x),
+  (UPat(Ops.CAST, name="c", src=(UPat.var("x"),)), lambda c, x: x if c.dtype == x.dtype else None),
+  (UPat(Ops.AND, dtype=dtypes.bool, src=[UPat.var("x"), UPat.const(dtypes.bool, True)]), lambda x: x),
+  (UPat(Ops.AND, dtype=dtypes.bool, src=[UPat.var("x"), UPat.const(dtypes.bool, False)]), lambda x: x.const_like(False)),
+])
+
+# reassociation of constants: t + 3 + 4 -> t + 7, t * 2 * 3 -> t * 6, and constants to the right
+reassociation = PatternMatcher([
+  ((UPat.var("x") + UPat.cvar("c1")) + UPat.cvar("c2"), lambda x, c1, c2: _reassoc(x, c1, c2, Ops.ADD) if x.op is not Ops.CONST else None),
+  ((UPat.var("x") * UPat.cvar("c1")) * UPat.cvar("c2"), lambda x, c1, c2: _reassoc(x, c1, c2, Ops.MUL) if x.op is not Ops.CONST else None),
+  # (x + c) + y -> (x + y) + c keeps constants outermost, where the rule above can merge them
+  (UPat(Ops.ADD, src=[UPat(Ops.ADD, src=[UPat.var("x"), UPat.cvar("c")]), UPat.var("y")]),
+   lambda x, c, y: (x + y) + c if y.op is not Ops.CONST and x.op is not Ops.CONST else None),
+  (UPat(Ops.ADD, src=(UPat.cvar("c"), UPat.var("x"))), lambda c, x: x + c if x.op is not Ops.CONST else None),
+  (UPat(Ops.MUL, src=(UPat.cvar("c"), UPat.var("x"))), lambda c, x: x * c if x.op is not Ops.CONST else None),
+])
+
+# integer index arithmetic, using the value bounds of RANGEs and variables
+index_math = PatternMatcher([
+  (UPat(GroupOp.ALU | {Ops.CAST}, name="x"), _fold_by_range),
+  (UPat(Ops.MOD, src=(UPat.var("x"), UPat.cvar("c"))), lambda x, c: x if 0 <= x.vmin and x.vmax < c.arg and _is_intlike(x) else None),
+  (UPat(Ops.IDIV, src=(UPat.var("x"), UPat.cvar("c"))), lambda x, c: _divmod_split(x, c, False) if _is_intlike(x) else None),
+  (UPat(Ops.MOD, src=(UPat.var("x"), UPat.cvar("c"))), lambda x, c: _divmod_split(x, c, True) if _is_intlike(x) else None),
+  ((UPat.var("x") * UPat.cvar("c")) // UPat.cvar("d"), lambda x, c, d: x * (c.arg // d.arg) if d.arg > 0 and c.arg % d.arg == 0 else None),
+  ((UPat.var("x") * UPat.cvar("c")) % UPat.cvar("d"), lambda x, c, d: x.const_like(0) if d.arg > 0 and c.arg % d.arg == 0 else None),
+  ((UPat.var("x") // UPat.cvar("a")) // UPat.cvar("b"),
+   lambda x, a, b: x // (a.arg * b.arg) if x.vmin >= 0 and a.arg > 0 and b.arg > 0 else None),
+  ((UPat.var("x") % UPat.cvar("a")) % UPat.cvar("b"), lambda x, a, b: x % b.arg if a.arg > 0 and b.arg > 0 and a.arg % b.arg == 0 and x.vmin >= 0 else None),
+  (UPat(Ops.ADD, dtype=dtypes.ints, name="x"), _recombine),
+  # x < x is never true
+  (UPat(Ops.CMPLT, src=(UPat.var("x", dtype=dtypes.ints), UPat.var("x"))), lambda x: UOp.const(dtypes.bool, False)),
+])
+
+symbolic_simple = constant_folding + identities
+symbolic = constant_folding + identities + reassociation + index_math
