@@ -35,7 +35,7 @@ def _host_buffer(data: bytes, dtype: DType, device: str) -> UOp:
   n = len(data) // dtype.itemsize
   b = new_buffer("PYTHON", n, dtype)
   buffers[b] = Buffer("PYTHON", n, dtype).copyin(data)
-  return b if device == "PYTHON" else UOp(Ops.COPY, dtype, (b, UOp(Ops.DEVICE, arg=device)))
+  return UOp(Ops.COPY, dtype, (b, UOp(Ops.DEVICE, arg=device)))
 
 def _const(val: Any, dtype: DType, device: str, shape: tuple[int, ...] = ()) -> UOp:
   c = UOp(Ops.CONST, dtype, (UOp(Ops.DEVICE, arg=device),), UOp.const(dtype, val).arg)

@@ -16,8 +16,8 @@ def kernel_name(ast: UOp) -> str:
   """tinygrad's habit: E_<dims> for elementwise kernels, r_<output dims>_<reduced dims> for reductions."""
   value = ast.src[0].src[1]
   reduces = [u for u in ast.toposort() if u.op is Ops.REDUCE_AXIS]
-  out = [str(s) for s in value.shape if s != 1] or ["1"]
-  if not reduces: return "E_" + "_".join(out)
+  out = [str(s) for s in value.shape if s != 1]
+  if not reduces: return "E_" + "_".join(out or ["1"])
   red = [str(reduces[0].src[0].shape[a]) for a in reduces[0].arg[1] if reduces[0].src[0].shape[a] != 1] or ["1"]
   return "r_" + "_".join(out + red)
 

@@ -1,0 +1,76 @@
+"""Devices, the C compiler and its cache, DEBUG output, and the on-ramp example."""
+import os, pathlib, subprocess, sys
+import numpy as np, pytest
+from tinygrad import Tensor, Device
+from tinygrad.runtime import ops_cpu
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+def run_py(code: str, **env) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env}, cwd=ROOT, timeout=300)
+
+def test_default_device_is_cpu_with_a_compiler():
+  assert Device.DEFAULT == "CPU"
+
+def test_ramp_example_runs_as_written():
+  for dev in ("CPU", "PYTHON"):
+    res = subprocess.run([sys.executable, str(ROOT / "examples" / "ramp.py")], capture_output=True, text=True, env={**os.environ, "DEV": dev}, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert f"Device.DEFAULT: {dev}" in res.stdout and "sum of (t+3+4)*2 = 76" in res.stdout
+
+def test_dev_env_picks_the_device():
+  assert run_py("from tinygrad import Device; print(Device.DEFAULT)", DEV="PYTHON").stdout.strip() == "PYTHON"
+  assert run_py("from tinygrad import Device; print(Device.DEFAULT)", PYTHON="1").stdout.strip() == "PYTHON"
+  res = run_py("from tinygrad import Tensor; Tensor([1]).realize()", DEV="TPU")
+  assert res.returncode != 0 and "unknown device 'TPU'" in res.stderr
+
+def test_missing_compiler_is_a_clear_error(tmp_path):
+  code = "from tinygrad import Tensor; (Tensor([1.0, 2.0], device='CPU') * 3).realize()"
+  res = run_py(code, CC="/nonexistent/cc", TINYVIZ_CACHE=str(tmp_path))
+  assert res.returncode != 0 and "no C compiler found" in res.stderr and "DEV=PYTHON" in res.stderr
+  # with no working compiler the default falls back to the interpreter
+  res = run_py("from tinygrad import Device, Tensor; print(Device.DEFAULT, (Tensor([1, 2]) * 3).tolist())", CC="/nonexistent/cc", TINYVIZ_CACHE=str(tmp_path))
+  assert res.stdout.split() == ["PYTHON", "[3,", "6]"], res.stderr
+
+def test_debug2_prints_one_line_per_kernel_and_debug4_the_source():
+  res = run_py("from tinygrad import Tensor; a = Tensor.rand(8, 8); (a * 2 + 1).sum(1).realize()", DEBUG="2")
+  lines = [l for l in res.stdout.splitlines() if l.startswith("***")]
+  kernel_lines = [l for l in lines if "r_8_8" in l]
+  assert len(kernel_lines) == 1 and "GFLOPS" in kernel_lines[0] and "GB/s" in kernel_lines[0] and "CPU" in kernel_lines[0]
+  res = run_py("from tinygrad import Tensor; (Tensor([1.0, 2.0]) + 1).realize()", DEBUG="4")
+  assert "void E_2(float* restrict data0, const float* restrict data1)" in res.stdout
+
+def test_new_kernels_of_a_schedule_compile_in_one_call(tmp_path, monkeypatch):
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  calls = []
+  real = ops_cpu.compile_c
+  monkeypatch.setattr(ops_cpu, "compile_c", lambda src: calls.append(src) or real(src))
+  a = Tensor.rand(5, 7).realize()
+  b = (a * 3.5 - 1.25)
+  c = (b.max(1, keepdim=True) + b).sum(0)  # two kernels (the max, then the sum), both new
+  c.realize()
+  assert len(calls) == 1 and calls[0].count("void r_") == 2
+  assert len(list(tmp_path.glob("*.so"))) == 1
+  # a second process with the same kernels hits the disk cache: no new library
+  code = "from tinygrad import Tensor; a = Tensor.rand(5, 7); b = (a * 3.5 - 1.25); (b.max(1, keepdim=True) + b).sum(0).realize()"
+  assert run_py(code, TINYVIZ_CACHE=str(tmp_path.parent / "x")).returncode == 0
+
+def test_compile_error_names_the_compiler_and_shows_source(tmp_path, monkeypatch):
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  with pytest.raises(ops_cpu.CompileError, match="failed to compile"):
+    ops_cpu.compile_c("void broken( { }")
+
+def test_cpu_and_python_devices_agree():
+  x = np.random.default_rng(0).standard_normal((6, 10)).astype(np.float32)
+  outs = []
+  for dev in ("CPU", "PYTHON"):
+    t = Tensor(x, device=dev)
+    outs.append(((t.exp() * 2 - t).relu().sum(1) / 3 + (t @ t.T).max(0)).numpy())
+  np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+
+def test_separate_cpu_devices_and_copies():
+  a = Tensor([1.0, 2.0, 3.0], device="CPU:1")
+  assert a.device == "CPU:1"
+  b = a.to("CPU") * 2
+  assert b.device == "CPU" and b.tolist() == [2.0, 4.0, 6.0]
+  with pytest.raises(ValueError, match="different devices"): (a + Tensor([1.0, 2.0, 3.0], device="CPU")).realize()
