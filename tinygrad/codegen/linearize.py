@@ -48,6 +48,9 @@ def linearize(sink: UOp, global_ranges: list[UOp], name: str) -> Program:
   prog: list[UOp] = list(params)
   emitted: set[UOp] = set(params) | set(global_ranges)
   acc_of: dict[UOp, UOp] = {}
+  siblings: dict[tuple[UOp, ...], list[UOp]] = {}
+  for u in topo:
+    if u.op is Ops.REDUCE: siblings.setdefault(u.src[1:], []).append(u)
   flops, reduce_size = 0, []
   def emit_block(roots: list[UOp], open_: frozenset[UOp], trips: int) -> None:
     nonlocal flops
@@ -55,16 +58,21 @@ def linearize(sink: UOp, global_ranges: list[UOp], name: str) -> Program:
       if u in emitted: continue
       emitted.add(u)
       if u.op is Ops.REDUCE:
-        value, rngs = u.src[0], u.src[1:]
-        emit_block([n for n in _topo([value], emitted) if scope[n] <= open_], open_, trips)  # hoist what the loop doesn't change
-        acc = UOp(Ops.DEFINE_ACC, u.dtype, (UOp.const(u.dtype, reduce_identity(u.arg, u.dtype)),), len(acc_of))
-        prog.append(acc); prog.extend(rngs); emitted.update(rngs)
+        # reductions over the same ranges (the copies an upcast made) share one loop
+        group = [v for v in siblings[u.src[1:]] if v is u or v not in emitted]
+        emitted.update(group)
+        rngs = u.src[1:]
+        hoist = [n for n in _topo([v.src[0] for v in group], emitted) if scope[n] <= open_]
+        emit_block(hoist, open_, trips)  # what the loop doesn't change is computed before it
+        accs = [UOp(Ops.DEFINE_ACC, v.dtype, (UOp.const(v.dtype, reduce_identity(v.arg, v.dtype)),), len(acc_of) + i) for i, v in enumerate(group)]
+        for v, acc in zip(group, accs): acc_of[v] = acc
+        prog.extend(accs); prog.extend(rngs); emitted.update(rngs)
         inner = trips * prod(r.src[0].arg for r in rngs)
-        reduce_size.extend(r.src[0].arg for r in rngs)
-        emit_block([value], open_ | frozenset(rngs), inner)
-        prog.append(UOp(Ops.ACC_UPDATE, u.dtype, (acc, value), u.arg)); flops += inner
+        if not reduce_size: reduce_size.extend(r.src[0].arg for r in rngs)
+        emit_block([v.src[0] for v in group], open_ | frozenset(rngs), inner)
+        prog.extend(UOp(Ops.ACC_UPDATE, v.dtype, (acc, v.src[0]), v.arg) for v, acc in zip(group, accs)); flops += inner * len(group)
         prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(rngs))
-        acc_of[u] = acc; prog.append(u)
+        prog.extend(group)
       else:
         if u.op in GroupOp.ALU: flops += trips
         prog.append(u)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from tinygrad.helpers import DEBUG, GlobalCounters, perf_ns, prod
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad.codegen.lowerer import lower_kernel
+from tinygrad.codegen.opts import apply_opts
 from tinygrad.codegen.linearize import Program, linearize
 from tinygrad.engine.schedule import ScheduleItem, kernel_params
 from tinygrad.device import Device, Buffer, buffers
@@ -36,7 +37,7 @@ def get_program(ast: UOp, device: str) -> Program:
   name = _unique_name(kernel_name(ast), ast)
   st = perf_ns()
   with track_context("kernel", name) as tc:
-    sink, granges = lower_kernel(ast)
+    sink, granges = apply_opts(*lower_kernel(ast))
     p = linearize(sink, granges, name)
   dev = Device[device]
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)

@@ -57,6 +57,7 @@ class CStyleRenderer:
     acc_ops: dict[UOp, Ops] = {u.src[0]: u.arg for u in uops if u.op is Ops.ACC_UPDATE}
     first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
     last_acc: UOp | None = None
+    n_accs = 0  # accumulators declared for the loop about to open
     def name(prefix: str) -> str:
       counts[prefix] += 1
       return f"{prefix}{counts[prefix] - 1}"
@@ -69,14 +70,14 @@ class CStyleRenderer:
       if op is Ops.RANGE:
         r[u] = name("gidx" if u.arg[1] == "global" else "ridx")
         nxt = uops[uops.index(u) + 1]
-        red_op = acc_ops.get(last_acc) if u.arg[1] == "reduce" else None
+        red_op = acc_ops.get(last_acc) if u.arg[1] == "reduce" and n_accs == 1 else None
         red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{r[last_acc]})" if red_op else ""
         simd = " simd" if red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(last_acc.dtype) and nxt.op is not Ops.RANGE else ""
         if u is first_loop and p.parallel: emit(f"#pragma omp parallel for{simd}{red}")
         elif simd: emit(f"#pragma omp simd{red}")
-        emit(self.loop_open(u, r[u])); depth += 1; continue
+        emit(self.loop_open(u, r[u])); depth += 1; n_accs = 0; continue
       if op is Ops.ENDRANGE: depth -= 1; emit("}"); continue
-      if op is Ops.DEFINE_ACC: last_acc, r[u] = u, f"acc{u.arg}"; emit(f"{dt.cname} {r[u]} = {r[u.src[0]]};"); continue
+      if op is Ops.DEFINE_ACC: last_acc, r[u], n_accs = u, f"acc{u.arg}", n_accs + 1; emit(f"{dt.cname} {r[u]} = {r[u.src[0]]};"); continue
       if op is Ops.ACC_UPDATE:
         a, v = r[u.src[0]], r[u.src[1]]
         upd = code_for_op[Ops.MAX](dt, [a, v]) if u.arg is Ops.MAX else f"{a} {'+' if u.arg is Ops.ADD else '*'} {v}"

@@ -79,7 +79,14 @@ class UOp(metaclass=UOpMetaClass):
       stack.append((u, True))
       stack.extend((s, False) for s in reversed(u.src) if s not in out)
     return list(out)
-  def sparents(self) -> Iterator[UOp]: return iter(self.toposort())
+  def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
+    """This graph with each key of `mapping` replaced by its value (a plain rebuild, not a traced rewrite)."""
+    memo: dict[UOp, UOp] = {}
+    for u in self.toposort():
+      if (m := mapping.get(u)) is not None: memo[u] = m; continue
+      new_src = tuple(memo[s] for s in u.src)
+      memo[u] = u if all(a is b for a, b in zip(new_src, u.src)) else UOp(u.op, u.dtype, new_src, u.arg)
+    return memo[self]
 
   def __repr__(self) -> str: return _pretty(self)
 
