@@ -2,8 +2,10 @@
 import os as _os
 from tinygrad.dtype import dtypes, DType
 from tinygrad.device import Device
-from tinygrad.helpers import GlobalCounters, getenv
+from tinygrad.helpers import GlobalCounters, getenv, Context
 from tinygrad.tensor import Tensor
+from tinygrad.engine.jit import TinyJit
+from tinygrad import nn
 from tinygrad.uop.ops import UOp, Ops
 
 # the one hook: with VIZ or PROFILE set, the profiler's recorder is installed (it costs nothing otherwise)

@@ -14,7 +14,42 @@ def getenv(key: str, default: Any = 0) -> Any:
     except ValueError: raise ValueError(f"env var {key}={val!r} must be an integer") from None
   return val
 
-DEBUG = getenv("DEBUG", 0)
+class ContextVar:
+  """An env-var setting that Context can change for a block; compares like the int it holds (DEBUG >= 2)."""
+  _all: dict[str, ContextVar] = {}
+  def __init__(self, key: str, default: int): self.key, self.value = key, getenv(key, default); ContextVar._all[key] = self
+  def __bool__(self): return bool(self.value)
+  def __ge__(self, x): return self.value >= x
+  def __gt__(self, x): return self.value > x
+  def __lt__(self, x): return self.value < x
+  def __le__(self, x): return self.value <= x
+  def __eq__(self, x): return self.value == x
+  def __int__(self): return int(self.value)
+  def __repr__(self): return f"{self.key}={self.value}"
+  __hash__ = object.__hash__
+
+DEBUG = ContextVar("DEBUG", 0)
+TRAINING = ContextVar("TRAINING", 0)
+
+class Context:
+  """with Context(DEBUG=2, TRAINING=1): ... sets those for the block (also usable as a decorator)."""
+  def __init__(self, **kwargs: int): self.kwargs, self.old = kwargs, {}
+  def __enter__(self):
+    from tinygrad.tensor import Tensor
+    for k, v in self.kwargs.items():
+      if k not in ContextVar._all: raise KeyError(f"Context: unknown setting {k}; known: {', '.join(ContextVar._all)}")
+      self.old[k] = ContextVar._all[k].value; ContextVar._all[k].value = v
+    if "TRAINING" in self.kwargs: self.old_training, Tensor.training = Tensor.training, bool(self.kwargs["TRAINING"])
+    return self
+  def __exit__(self, *exc):
+    from tinygrad.tensor import Tensor
+    for k, v in self.old.items(): ContextVar._all[k].value = v
+    if "TRAINING" in self.kwargs: Tensor.training = self.old_training
+  def __call__(self, fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+      with Context(**self.kwargs): return fn(*args, **kw)
+    return wrapper
 
 def prod(x: Iterable[T], start: Any = 1) -> Any:
   for v in x: start = start * v

@@ -6,7 +6,7 @@ from tinygrad.dtype import DType, dtypes, to_dtype, least_upper_dtype, least_upp
 from tinygrad.helpers import prod, argsort, normalize_axis, all_int, flatten, strides_for_shape
 from tinygrad.uop.ops import UOp, Ops
 from tinygrad.device import Device, Buffer, buffers
-from tinygrad.engine.schedule import new_buffer, create_schedule
+from tinygrad.engine.schedule import new_buffer, create_schedule, is_contiguous_view
 from tinygrad.engine.realize import run_schedule, buffer_for
 
 def _shape_of(data: Any) -> tuple[int, ...]:
@@ -58,6 +58,7 @@ class Tensor:
   training: bool = False
   _rng = random.Random(0)
   _live: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
+  _pending_assigns: "weakref.WeakSet[Tensor]" = weakref.WeakSet()  # realized with the next realize, like tinygrad
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dev = Device.canonicalize(device)
@@ -119,8 +120,10 @@ class Tensor:
     Tensor.realize_all([self, *lst])
     return self
   @staticmethod
-  def realize_all(tensors: list[Tensor]) -> None:
-    targets = list(dict.fromkeys(t.uop for t in tensors))
+  def realize_all(tensors: list[Tensor], with_pending_assigns: bool = True) -> None:
+    pending = [t for t in Tensor._pending_assigns if t.uop.op is Ops.ASSIGN] if with_pending_assigns else []
+    if with_pending_assigns: Tensor._pending_assigns.clear()
+    targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
     items, becomes = create_schedule(targets)
     run_schedule(items)
     for t in list(Tensor._live):
@@ -156,14 +159,19 @@ class Tensor:
   def to_(self, device: str | None) -> Tensor: self.uop = self.to(device).uop; return self
   def clone(self) -> Tensor: return self.contiguous()
   def assign(self, x: Tensor | Any) -> Tensor:
+    """Write x into this tensor's buffer (in place, so a TinyJit replay updates the same memory)."""
     x = x if isinstance(x, Tensor) else Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign shape mismatch: {self.shape} <- {x.shape}")
     if x.device != self.device: raise ValueError(f"assign device mismatch: {self.device} <- {x.device}")
-    self.uop = x.cast(self.dtype).uop
+    # the target must be a buffer; realizing it must not run other pending assigns early (readers of old values would miss them)
+    if not is_contiguous_view(self.uop): Tensor.realize_all([self], with_pending_assigns=False)
+    if not is_contiguous_view(self.uop): self.uop = self.contiguous().uop; Tensor.realize_all([self], with_pending_assigns=False)
+    self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.cast(self.dtype).uop))
+    Tensor._pending_assigns.add(self)
     return self
   def replace(self, x: Tensor) -> Tensor: self.uop = x.uop; return self
 
-  def _new(self, u: UOp) -> Tensor: return Tensor(u, requires_grad=self.requires_grad)
+  def _new(self, u: UOp) -> Tensor: return Tensor(u)
 
   # ----- creation
   @staticmethod
@@ -684,3 +692,111 @@ class Tensor:
     x = self
     for f in ll: x = f(x)
     return x
+
+  # ----- autograd (the rules live in gradient.py)
+  def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
+    """d(self)/d(target) for each target; self must be a scalar unless `gradient` is given."""
+    from tinygrad.gradient import compute_gradient
+    if gradient is None:
+      if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar tensor of shape {self.shape} needs an explicit `gradient`")
+      gradient = Tensor(_const(1.0, self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, self.device, self.shape))
+    if gradient.shape != self.shape: raise ValueError(f"gradient shape {gradient.shape} != tensor shape {self.shape}")
+    grads = compute_gradient(self.uop, gradient, {t.uop for t in targets})
+    return [g if (g := grads.get(t.uop)) is not None else t.zeros_like() for t in targets]
+  def backward(self, gradient: Tensor | None = None) -> Tensor:
+    """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad that self depends on."""
+    in_graph = set(self.uop.toposort())
+    tensors = [t for t in list(Tensor._live) if t.requires_grad and t.uop in in_graph]
+    for t, g in zip(tensors, self.gradient(*tensors, gradient=gradient)): t.grad = g if t.grad is None else t.grad + g
+    return self
+  @staticmethod
+  def train(mode: bool = True):
+    """Decorator/context: run with Tensor.training set."""
+    from tinygrad.helpers import Context
+    return Context(TRAINING=int(mode))
+
+  # ----- neural network functions
+  def one_hot(self, num_classes: int) -> Tensor:
+    return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).cast(dtypes.default_int)
+  def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0, reduction: str = "mean") -> Tensor:
+    if Y.shape != self.shape[:-1]: raise ValueError(f"labels of shape {Y.shape} don't match logits of shape {self.shape}")
+    logp = self.log_softmax(-1)
+    mask = (Y != ignore_index).cast(logp.dtype)
+    y = (Y.unsqueeze(-1) == Tensor.arange(self.shape[-1], device=self.device)).cast(logp.dtype) * mask.unsqueeze(-1)
+    smooth = -logp.mean(-1) * mask
+    loss = -(logp * y).sum(-1) * (1 - label_smoothing) + smooth * label_smoothing
+    if reduction == "none": return loss
+    if reduction == "sum": return loss.sum()
+    return loss.sum() / mask.sum()
+  def cross_entropy(self, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    if Y.shape == self.shape[:-1] and dtypes.is_int(Y.dtype): return self.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing, reduction=reduction)
+    Y = Y * (1 - label_smoothing) + label_smoothing / self.shape[-1]
+    loss = -(self.log_softmax(-1) * Y).sum(-1)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+  def binary_crossentropy(self, Y: Tensor) -> Tensor: return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
+  def binary_crossentropy_logits(self, Y: Tensor) -> Tensor: return (self.maximum(0) - Y * self + (1 + self.abs().neg().exp()).log()).mean()
+  def dropout(self, p: float = 0.5) -> Tensor:
+    if not Tensor.training or p == 0: return self
+    if not 0 <= p < 1: raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+    return self * (Tensor.rand(*self.shape, device=self.device) >= p).cast(self.dtype) * (1 / (1 - p))
+  def layernorm(self, axis=-1, eps: float = 1e-5) -> Tensor:
+    y = self - self.mean(axis, keepdim=True)
+    return y * (y.square().mean(axis, keepdim=True) + eps).rsqrt()
+  def batchnorm(self, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis=1) -> Tensor:
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shape = tuple(s if i in axes else 1 for i, s in enumerate(self.shape))
+    x = self - mean.reshape(shape)
+    if weight is not None: x = x * weight.reshape(shape)
+    x = x * invstd.reshape(shape) if invstd.ndim else x * invstd
+    return x + bias.reshape(shape) if bias is not None else x
+  @staticmethod
+  def _pair(v, n: int = 2) -> tuple[int, ...]: return (v,) * n if isinstance(v, int) else tuple(v)
+  def _window(self, k: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> tuple[list[tuple[int, int, Tensor]], int, int]:
+    """The kh*kw strided views x[..., i*dy::sy, j*dx::sx] a pooling window or a convolution combines."""
+    H, W = self.shape[-2:]
+    oh, ow = (H - dilation[0] * (k[0] - 1) - 1) // stride[0] + 1, (W - dilation[1] * (k[1] - 1) - 1) // stride[1] + 1
+    if oh <= 0 or ow <= 0: raise ValueError(f"window {k} with dilation {dilation} does not fit input of size {(H, W)}")
+    views = []
+    for i in range(k[0]):
+      for j in range(k[1]):
+        y0, x0 = i * dilation[0], j * dilation[1]
+        views.append((i, j, self[..., y0:y0 + stride[0] * (oh - 1) + 1:stride[0], x0:x0 + stride[1] * (ow - 1) + 1:stride[1]]))
+    return views, oh, ow
+  def _pad2d(self, padding, value: float = 0.0) -> Tensor:
+    p = Tensor._pair(padding) if not isinstance(padding, (tuple, list)) or len(padding) in (1, 2) else tuple(padding)
+    pads = (p[1], p[1], p[0], p[0]) if len(p) == 2 else p if len(p) == 4 else (p[0],) * 4  # torch order: left, right, top, bottom
+    return self if not any(pads) else self.pad(pads, value=value)
+  def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
+    if self.ndim != 4 or weight.ndim != 4: raise ValueError(f"conv2d needs a 4-d input and weight, got {self.shape} and {weight.shape}")
+    N, cin = self.shape[:2]
+    cout, cin_g, kh, kw = weight.shape
+    if cin != cin_g * groups or cout % groups: raise ValueError(f"conv2d: input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
+    x = self._pad2d(padding)
+    views, oh, ow = x._window((kh, kw), Tensor._pair(stride), Tensor._pair(dilation))
+    w = weight.reshape(1, groups, cout // groups, cin_g, kh, kw)
+    out = None
+    # one reduction over input channels per window offset; they all fuse into one kernel
+    for i, j, v in views:
+      term = (v.reshape(N, groups, 1, cin_g, oh, ow) * w[:, :, :, :, i, j].reshape(1, groups, cout // groups, cin_g, 1, 1)).sum(3)
+      out = term if out is None else out + term
+    out = out.reshape(N, cout, oh, ow)  # type: ignore[union-attr]
+    return out + bias.reshape(1, cout, 1, 1) if bias is not None else out
+  def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
+    k = Tensor._pair(kernel_size)
+    s, d = Tensor._pair(stride if stride is not None else k), Tensor._pair(dilation)
+    x = self._pad2d(padding, value=float("-inf"))
+    H, W = x.shape[-2:]
+    if s == k and d == (1, 1) and H % k[0] == 0 and W % k[1] == 0:  # non-overlapping windows: one reduction
+      return x.reshape(*x.shape[:-2], H // k[0], k[0], W // k[1], k[1]).max((-3, -1))
+    views, _, _ = x._window(k, s, d)
+    out = views[0][2]
+    for _, _, v in views[1:]: out = out.maximum(v)
+    return out
+  def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
+    k = Tensor._pair(kernel_size)
+    s, d = Tensor._pair(stride if stride is not None else k), Tensor._pair(dilation)
+    x = self._pad2d(padding)
+    views, _, _ = x._window(k, s, d)
+    out = views[0][2]
+    for _, _, v in views[1:]: out = out + v
+    return out / (k[0] * k[1])

@@ -37,14 +37,15 @@ def _topo(roots: list[UOp], skip: set[UOp]) -> list[UOp]:
     if u.op is not Ops.REDUCE: stack.extend((s, False) for s in reversed(u.src) if s not in out and s not in skip)
   return list(out)
 
-def linearize(sink: UOp, global_ranges: list[UOp], name: str) -> Program:
+def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] | None = None) -> Program:
+  """params: every buffer of the kernel in argument order, also those simplification made unused (the caller passes them all)."""
   topo = sink.toposort()
   scope: dict[UOp, frozenset[UOp]] = {}
   for u in topo:
     if u.op is Ops.RANGE: scope[u] = frozenset([u])
     elif u.op is Ops.REDUCE: scope[u] = scope[u.src[0]] - frozenset(u.src[1:])
     else: scope[u] = frozenset().union(*[scope[s] for s in u.src])
-  params = sorted([u for u in topo if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0])
+  params = sorted(params if params is not None else [u for u in topo if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0])
   prog: list[UOp] = list(params)
   emitted: set[UOp] = set(params) | set(global_ranges)
   acc_of: dict[UOp, UOp] = {}

@@ -38,7 +38,7 @@ def get_program(ast: UOp, device: str) -> Program:
   st = perf_ns()
   with track_context("kernel", name) as tc:
     sink, granges = apply_opts(*lower_kernel(ast))
-    p = linearize(sink, granges, name)
+    p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   dev = Device[device]
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)
   p.parallel = first is not None and first.src[0].arg >= 2 and p.flops + p.mem_bytes // 4 >= dev.renderer.parallel_threshold
@@ -77,10 +77,15 @@ def run_schedule(items: list[ScheduleItem]) -> None:
     if p is None: _run_copy(it)
     else: _run_kernel(p, bufs)
 
+# TinyJit sets this to a list while it captures: every kernel and copy run is appended as (program or None, device, buffers)
+capturing: list[tuple[Program | None, str, list[Buffer]]] | None = None
+
 def _run_kernel(p: Program, bufs: list[UOp]) -> None:
-  dev_name = bufs[0].device
+  exec_kernel(p, bufs[0].device, [buffer_for(b).ensure_allocated() for b in bufs])
+
+def exec_kernel(p: Program, dev_name: str, real: list[Buffer]) -> None:
+  if capturing is not None: capturing.append((p, dev_name, real))
   dev = Device[dev_name]
-  real = [buffer_for(b).ensure_allocated() for b in bufs]
   st = perf_ns()
   dev.run(p, real)
   dev.synchronize()
@@ -91,11 +96,13 @@ def _run_kernel(p: Program, bufs: list[UOp]) -> None:
   GlobalCounters.time_sum_s += (en - st) * 1e-9
   if (t := tracing.tracer) is not None:
     t.span(dev_name, p.name, st, en, "kernel", {"kernel": p.kernel_id, "flops": p.flops, "bytes": p.mem_bytes, "global_size": list(p.global_size)})  # type: ignore[attr-defined]
-  if DEBUG >= 2: _debug_line(dev_name, p.name, len(bufs), p.flops, p.mem_bytes, en - st)
+  if DEBUG >= 2: _debug_line(dev_name, p.name, len(real), p.flops, p.mem_bytes, en - st)
 
 def _run_copy(it: ScheduleItem) -> None:
-  src_u, dst_u = it.ast.src[0], it.outputs[0]
-  src, dst = buffer_for(src_u), buffer_for(dst_u).ensure_allocated()
+  exec_copy(buffer_for(it.ast.src[0]), buffer_for(it.outputs[0]).ensure_allocated())
+
+def exec_copy(src: Buffer, dst: Buffer) -> None:
+  if capturing is not None: capturing.append((None, dst.device, [dst, src]))
   st = perf_ns()
   dst.copyin(src.as_memoryview())
   en = perf_ns()

@@ -23,6 +23,7 @@ class ScheduleItem:
   kind: str           # "kernel" or "copy"
   ast: UOp            # kernel: SINK(STORE(out BUFFER, value)); copy: the COPY with its source a BUFFER
   outputs: tuple[UOp, ...]
+  overwrites: UOp | None = None  # for an assign: the BUFFER whose storage the output reuses
 
 # movement ops that do nothing, and DETACH, go before anything is decided
 pm_early = PatternMatcher([
@@ -41,18 +42,20 @@ def find_realize(sink: UOp) -> set[UOp]:
   children: dict[UOp, list[UOp]] = {}
   for u in topo:
     for s in u.src: children.setdefault(s, []).append(u)
-  realize = {t for t in sink.src if not is_contiguous_view(t) and t.op is not Ops.CONTIGUOUS}
-  realize |= {u.src[0] for u in topo if u.op is Ops.COPY and not is_contiguous_view(u.src[0]) and u.src[0].op is not Ops.CONTIGUOUS}
+  roots = (Ops.CONTIGUOUS, Ops.ASSIGN)  # nodes that already are their own kernel
+  realize = {t for t in sink.src if not is_contiguous_view(t) and t.op not in roots}
+  realize |= {u.src[0] for u in topo if u.op is Ops.COPY and not is_contiguous_view(u.src[0]) and u.src[0].op not in roots}
   def fuses_forward(r: UOp) -> bool:
-    roots, stack, seen = set(), [r], {r}
+    found, stack, seen = set(), [r], {r}
     while stack:
       u = stack.pop()
-      if u in realize or u.op is Ops.CONTIGUOUS or u in sink.src: roots.add(u); continue
+      if u in realize or u.op in roots or u in sink.src: found.add(u); continue
       for c in children.get(u, []):
-        if c.op is Ops.SINK: roots.add(u); continue
-        if c.op not in GroupOp.Elementwise and c.op not in (Ops.RESHAPE, Ops.CONTIGUOUS): return False
+        if c.op is Ops.SINK: found.add(u); continue
+        if c.op is Ops.ASSIGN and c.src[0] is u: return False
+        if c.op not in GroupOp.Elementwise and c.op not in (Ops.RESHAPE, *roots): return False
         if c not in seen: seen.add(c); stack.append(c)
-    return len(roots) <= 1
+    return len(found) <= 1
   realize |= {u for u in topo if u.op is Ops.REDUCE_AXIS and u not in realize and not fuses_forward(u)}
   return realize
 
@@ -62,7 +65,7 @@ def _mark(ctx: _Marker, x: UOp) -> UOp | None:
   if x not in ctx.realize or x in ctx.done: return None
   ctx.done.add(x)
   return UOp(Ops.CONTIGUOUS, x.dtype, (x,))
-pm_mark = PatternMatcher([(UPat(GroupOp.All - {Ops.SINK, Ops.CONTIGUOUS, Ops.DEVICE}, name="x"), _mark)])
+pm_mark = PatternMatcher([(UPat(GroupOp.All - {Ops.SINK, Ops.CONTIGUOUS, Ops.ASSIGN, Ops.DEVICE}, name="x"), _mark)])
 
 def _kernel(ctx: list[ScheduleItem], c: UOp, x: UOp) -> UOp:
   if is_contiguous_view(x): return x
@@ -75,10 +78,45 @@ def _copy(ctx: list[ScheduleItem], c: UOp, x: UOp, d: UOp) -> UOp:
   out = new_buffer(d.arg, base.arg[1], base.dtype)
   ctx.append(ScheduleItem("copy", UOp(Ops.COPY, base.dtype, (base, d)), (out,)))
   return view_of(out, c.shape)
+def _reads_moved(x: UOp, target: UOp) -> bool:
+  """Does x read `target` at an index other than the one it writes (through a permute, pad, reduce, ...)?"""
+  state: dict[UOp, int] = {}  # 0: doesn't read target, 1: reads it in place, 2: reads it moved
+  for u in x.toposort():
+    if u is target: state[u] = 1; continue
+    st = max((state[s] for s in u.src), default=0)
+    state[u] = 2 if st == 1 and (u.op in GroupOp.Movement - {Ops.RESHAPE} or u.op is Ops.REDUCE_AXIS) else st
+  return state[x] == 2
+def _assign(ctx: list[ScheduleItem], a: UOp, t: UOp, x: UOp) -> UOp:
+  from tinygrad.device import buffers
+  from tinygrad.engine.realize import buffer_for
+  target = t.base
+  if target.op is not Ops.BUFFER: raise RuntimeError("assign target must be a realized tensor")
+  if _reads_moved(x, target): x = _kernel(ctx, a, x)  # compute into a temporary first, so no kernel reads what it overwrites
+  # the new value is a new BUFFER UOp on the same storage: readers of the old value and of the new one stay distinct
+  new = UOp(Ops.BUFFER, target.dtype, target.src, (next(_buffer_num), target.arg[1]))
+  buffers[new] = buffer_for(target)
+  ctx.append(ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(new, UOp(Ops.RESHAPE, x.dtype, (x,), target.shape) if x.shape != target.shape else x)),)), (new,), target))
+  return view_of(new, a.shape)
 pm_kernels = PatternMatcher([
   (UPat(Ops.CONTIGUOUS, name="c", src=(UPat.var("x"),)), _kernel),
   (UPat(Ops.COPY, name="c", src=(UPat.var("x"), UPat(Ops.DEVICE, name="d"))), _copy),
+  (UPat(Ops.ASSIGN, name="a", src=(UPat.var("t"), UPat.var("x"))), _assign),
 ])
+
+def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
+  """Data-flow order, plus: a kernel that reads a buffer's old value runs before the assign that overwrites it."""
+  reads = [{u for u in it.ast.toposort() if u.op is Ops.BUFFER} - set(it.outputs) for it in items]
+  writer = {o: i for i, it in enumerate(items) for o in it.outputs}
+  deps: list[set[int]] = [set() for _ in items]
+  for i, rd in enumerate(reads):
+    deps[i] |= {writer[b] for b in rd if b in writer}
+  for j, it in enumerate(items):
+    if it.overwrites is not None: deps[j] |= {i for i, rd in enumerate(reads) if i != j and it.overwrites in rd}
+  out, done = [], set()
+  while len(out) < len(items):
+    i = next(i for i in range(len(items)) if i not in done and deps[i] <= done)
+    out.append(items[i]); done.add(i)
+  return out
 
 def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Returns the kernels and copies in the order to run them, and what each target becomes (a view of a buffer)."""
@@ -87,7 +125,7 @@ def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, U
   sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink)), bottom_up=True, name="schedule: mark realize points")
   items: list[ScheduleItem] = []
   sink = graph_rewrite(sink, pm_kernels, ctx=items, name="schedule: split into kernels")
-  return items, dict(zip(targets, sink.src))
+  return order_items(items), dict(zip(targets, sink.src))
 
 def _to_param(ctx: dict[UOp, UOp], b: UOp) -> UOp | None: return ctx.get(b)
 pm_params = PatternMatcher([(UPat(Ops.BUFFER, name="b"), _to_param)])

@@ -1,0 +1,73 @@
+"""TinyJit: the first call runs normally, the second captures every kernel and copy it runs, later calls replay
+them on the new inputs' buffers with no Python scheduling."""
+from __future__ import annotations
+import functools
+from typing import Any, Callable
+from tinygrad.tensor import Tensor
+from tinygrad.uop.ops import Ops
+from tinygrad.engine import realize as R
+from tinygrad.device import Buffer
+
+class JitError(RuntimeError): pass
+
+def _input_buffer(t: Tensor) -> Buffer:
+  u = t.uop
+  while u.op is Ops.RESHAPE: u = u.src[0]
+  return R.buffer_for(u).ensure_allocated()
+
+class TinyJit:
+  def __init__(self, fxn: Callable[..., Any]):
+    self.fxn, self.cnt = fxn, 0
+    self.captured: list[tuple[Any, str, list[Buffer]]] = []
+    self.signature: list[tuple] = []
+    self.input_slots: list[list[tuple[int, int]]] = []
+    self.ret: Any = None
+    functools.update_wrapper(self, fxn)
+  def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj)  # works on methods too
+  def reset(self) -> None: self.cnt, self.captured, self.ret = 0, [], None
+
+  def _inputs(self, args, kwargs) -> list[Tensor]:
+    ts = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+    for t in ts:  # inputs must be buffers the kernels can read directly
+      t.realize()
+      if t.uop.base.op is not Ops.BUFFER or any(u.op not in (Ops.RESHAPE, Ops.BUFFER) for u in t.uop.toposort() if u.op is not Ops.DEVICE):
+        t.uop = t.contiguous().realize().uop
+    return ts
+
+  def __call__(self, *args, **kwargs) -> Any:
+    inputs = self._inputs(args, kwargs)
+    sig = [(t.shape, t.dtype, t.device) for t in inputs]
+    if self.cnt >= 2:
+      if sig != self.signature:
+        diff = next(i for i, (a, b) in enumerate(zip(sig + [None] * 9, self.signature + [None] * 9)) if a != b)
+        raise JitError(f"TinyJit: input {diff} is {sig[diff] if diff < len(sig) else 'missing'} but was captured as "
+                       f"{self.signature[diff] if diff < len(self.signature) else 'missing'}; a jitted function needs the same shapes, dtypes and devices on every call")
+      new = [_input_buffer(t) for t in inputs]
+      for k, slots in enumerate(self.input_slots):
+        for i, j in slots: self.captured[i][2][j] = new[k]
+      for p, dev, bufs in self.captured:
+        if p is None: R.exec_copy(bufs[1], bufs[0])
+        else: R.exec_kernel(p, dev, bufs)
+      return self.ret
+    if self.cnt == 1:
+      in_bufs = [_input_buffer(t) for t in inputs]
+      R.capturing = []
+      try:
+        ret = self.fxn(*args, **kwargs)
+        Tensor.realize_all([t for t in _tensors_in(ret)])
+        captured = R.capturing
+      finally: R.capturing = None
+      self.captured = [(p, dev, list(bufs)) for p, dev, bufs in captured]
+      self.input_slots = [[(i, j) for i, (_, _, bufs) in enumerate(self.captured) for j, b in enumerate(bufs) if b is ib] for ib in in_bufs]
+      self.signature, self.ret = sig, ret
+    else:
+      ret = self.fxn(*args, **kwargs)
+      Tensor.realize_all([t for t in _tensors_in(ret)])
+    self.cnt += 1
+    return ret
+
+def _tensors_in(x: Any) -> list[Tensor]:
+  if isinstance(x, Tensor): return [x]
+  if isinstance(x, (list, tuple)): return [t for v in x for t in _tensors_in(v)]
+  if isinstance(x, dict): return [t for v in x.values() for t in _tensors_in(v)]
+  return []

@@ -1,0 +1,67 @@
+"""Optimizers. step() realizes the updated parameters (and their state) in one schedule; every update is an
+assign into the parameter's own buffer, so a TinyJit replay keeps training the same memory."""
+from __future__ import annotations
+from tinygrad.tensor import Tensor
+from tinygrad.helpers import dedup
+
+class Optimizer:
+  def __init__(self, params: list[Tensor], lr: float):
+    for p in params:
+      if p.requires_grad is None: p.requires_grad = True
+    self.params = dedup([p for p in params if p.requires_grad])
+    if not self.params: raise ValueError("optimizer got no parameters that require grad")
+    self.buffers = dedup([p for p in params if not p.requires_grad])
+    self.lr = Tensor([lr], requires_grad=False, device=self.params[0].device).contiguous().realize()
+  def zero_grad(self) -> None:
+    for p in self.params: p.grad = None
+  def step(self) -> None: Tensor.realize_all(self.schedule_step())
+  def schedule_step(self) -> list[Tensor]:
+    """Assign the updates lazily and return what must be realized (tinygrad: loss.realize(*opt.schedule_step()))."""
+    for p in self.params:
+      if p.grad is None: raise RuntimeError(f"a parameter of shape {p.shape} has no gradient: call loss.backward() before step()")
+    return self._step() + self.params + self.buffers
+  def _step(self) -> list[Tensor]: raise NotImplementedError
+
+class SGD(Optimizer):
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+    super().__init__(params, lr)
+    self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
+    self.b = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
+  def _step(self) -> list[Tensor]:
+    for i, p in enumerate(self.params):
+      g = p.grad.detach() + self.wd * p.detach()  # type: ignore[union-attr]
+      if self.momentum:
+        self.b[i].assign(self.momentum * self.b[i] + g)
+        g = g + self.momentum * self.b[i] if self.nesterov else self.b[i]
+      p.assign(p.detach() - g * self.lr)
+    return self.b
+
+class LAMB(Optimizer):
+  """Adam and AdamW are LAMB without the trust ratio, as in tinygrad."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6, weight_decay: float = 0.0, adam: bool = False):
+    super().__init__(params, lr)
+    self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
+    dev = self.params[0].device
+    self.b1_t, self.b2_t = (Tensor.ones(1, device=dev, requires_grad=False).contiguous().realize() for _ in range(2))
+    self.m = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+    self.v = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+  def _step(self) -> list[Tensor]:
+    self.b1_t.assign(self.b1_t * self.b1)
+    self.b2_t.assign(self.b2_t * self.b2)
+    for i, p in enumerate(self.params):
+      g = p.grad.detach()  # type: ignore[union-attr]
+      self.m[i].assign(self.b1 * self.m[i] + (1.0 - self.b1) * g)
+      self.v[i].assign(self.b2 * self.v[i] + (1.0 - self.b2) * (g * g))
+      m_hat = self.m[i] / (1.0 - self.b1_t)
+      v_hat = self.v[i] / (1.0 - self.b2_t)
+      up = m_hat / (v_hat.sqrt() + self.eps) + self.wd * p.detach()
+      if not self.adam:
+        r1, r2 = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
+        up = up * (r1 > 0).where((r2 > 0).where(r1 / r2, 1.0), 1.0)
+      p.assign(p.detach() - self.lr * up)
+    return [self.b1_t, self.b2_t] + self.m + self.v
+
+def Adam(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> LAMB:
+  return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)
+def AdamW(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.01) -> LAMB:
+  return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)

@@ -1,0 +1,62 @@
+"""Finding a model's tensors, and saving them in the safetensors format (readable by other tools)."""
+from __future__ import annotations
+import json, struct, pathlib
+from typing import Any
+from tinygrad.tensor import Tensor
+from tinygrad.dtype import dtypes, DType
+
+def get_state_dict(obj: Any, prefix: str = "", tensor_type=Tensor) -> dict[str, Tensor]:
+  """Every Tensor reachable from obj's attributes, lists and dicts, named by path (e.g. 'layers.0.weight')."""
+  if isinstance(obj, tensor_type): return {prefix.strip("."): obj}
+  if hasattr(obj, "_asdict"): return get_state_dict(obj._asdict(), prefix, tensor_type)
+  if isinstance(obj, dict): items = obj.items()
+  elif isinstance(obj, (list, tuple)): items = ((str(i), v) for i, v in enumerate(obj))
+  elif hasattr(obj, "__dict__"): items = obj.__dict__.items()
+  else: return {}
+  out: dict[str, Tensor] = {}
+  for k, v in items: out.update(get_state_dict(v, f"{prefix}{k}.", tensor_type))
+  return out
+
+def get_parameters(obj: Any) -> list[Tensor]: return list(dict.fromkeys(get_state_dict(obj).values()))
+
+def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = True, verbose: bool = False) -> None:
+  mine = get_state_dict(model)
+  if strict and (missing := sorted(set(mine) - set(state_dict))): raise KeyError(f"state dict is missing {missing}")
+  for k, t in mine.items():
+    if k not in state_dict: continue
+    v = state_dict[k]
+    if v.shape != t.shape: raise ValueError(f"{k}: shape {v.shape} in the state dict, {t.shape} in the model")
+    t.replace(v.to(t.device).cast(t.dtype).contiguous().realize())
+    if verbose: print(f"loaded {k} {t.shape}")
+
+_ST = {dtypes.float64: "F64", dtypes.float32: "F32", dtypes.float16: "F16", dtypes.int64: "I64", dtypes.int32: "I32", dtypes.int16: "I16",
+       dtypes.int8: "I8", dtypes.uint64: "U64", dtypes.uint32: "U32", dtypes.uint16: "U16", dtypes.uint8: "U8", dtypes.bool: "BOOL"}
+_ST_INV: dict[str, DType] = {v: k for k, v in _ST.items()}
+
+def safe_save(tensors: dict[str, Tensor], fn: str | pathlib.Path, metadata: dict[str, str] | None = None) -> None:
+  header: dict[str, Any] = {"__metadata__": metadata} if metadata else {}
+  blobs, off = [], 0
+  for k, t in tensors.items():
+    data = bytes(t.contiguous().realize()._buffer()[0].copyout())
+    header[k] = {"dtype": _ST[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + len(data)]}
+    blobs.append(data); off += len(data)
+  h = json.dumps(header, separators=(",", ":")).encode()
+  h += b" " * (-len(h) % 8)
+  with open(fn, "wb") as f: f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+def safe_load(fn: str | pathlib.Path, device: str | None = None) -> dict[str, Tensor]:
+  data = pathlib.Path(fn).read_bytes()
+  if len(data) < 8: raise ValueError(f"{fn}: too short to be a safetensors file")
+  (n,) = struct.unpack("<Q", data[:8])
+  if n > len(data) - 8: raise ValueError(f"{fn}: header length {n} runs past the end of the file ({len(data)} bytes)")
+  try: header = json.loads(data[8:8 + n])
+  except ValueError as e: raise ValueError(f"{fn}: bad safetensors header: {e}") from None
+  out: dict[str, Tensor] = {}
+  for k, v in header.items():
+    if k == "__metadata__": continue
+    if v.get("dtype") not in _ST_INV: raise ValueError(f"{fn}: tensor {k} has unsupported dtype {v.get('dtype')}")
+    b, e = v["data_offsets"]
+    dt = _ST_INV[v["dtype"]]
+    t = Tensor(data[8 + n + b:8 + n + e], dtype=dt, device=device)
+    out[k] = t.reshape(tuple(v["shape"])) if tuple(v["shape"]) != t.shape else t
+  return out
