@@ -126,7 +126,9 @@ class Tensor:
     targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
     items, becomes = create_schedule(targets)
     run_schedule(items)
-    for t in list(Tensor._live):
+    # only the tensors realized take the buffers: another tensor with an identical (hash-consed) lazy graph must not
+    # share storage with them, or an in-place assign to one would change the other
+    for t in [*tensors, *pending]:
       if (nu := becomes.get(t.uop)) is not None: t.uop = nu
   def contiguous(self) -> Tensor: return self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)), requires_grad=False)
@@ -400,9 +402,8 @@ class Tensor:
     onehot = index.unsqueeze(-1) == Tensor.arange(n, device=self.device)
     x = self.shrink(tuple((0, index.shape[i]) if i != d else None for i in range(self.ndim))).unsqueeze(-1).transpose(-1, d)
     return onehot.where(x, 0).sum(-1, dtype=self.dtype)
-  @staticmethod
-  def cat(*tensors: Tensor, dim: int = 0) -> Tensor: return tensors[0].cat(*tensors[1:], dim=dim)
-  def cat(self, *others: Tensor, dim: int = 0) -> Tensor:  # type: ignore[no-redef]
+  def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
+    """a.cat(b, c, dim=1) or Tensor.cat(a, b, c, dim=1)."""
     ts = [self, *others]
     d = normalize_axis(dim, self.ndim)
     for t in ts:
@@ -415,9 +416,9 @@ class Tensor:
       out = p if out is None else out + p
       off += t.shape[d]
     return out  # type: ignore[return-value]
-  @staticmethod
-  def stack(*tensors: Tensor, dim: int = 0) -> Tensor:
-    ts = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else list(tensors)
+  def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
+    """a.stack(b, dim=0) or Tensor.stack(a, b, dim=0) (a list of tensors works too)."""
+    ts = [*self, *others] if isinstance(self, (list, tuple)) else [self, *others]
     d = normalize_axis(dim, ts[0].ndim + 1)
     return Tensor.cat(*[t.unsqueeze(d) for t in ts], dim=d)
   def split(self, sizes: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:

@@ -7,6 +7,7 @@ from tinygrad.tensor import Tensor
 from tinygrad.uop.ops import Ops
 from tinygrad.engine import realize as R
 from tinygrad.device import Buffer
+from tinygrad.helpers import getenv
 
 class JitError(RuntimeError): pass
 
@@ -35,6 +36,10 @@ class TinyJit:
     return ts
 
   def __call__(self, *args, **kwargs) -> Any:
+    if not getenv("JIT", 1):  # JIT=0: always run the Python function (for debugging)
+      ret = self.fxn(*args, **kwargs)
+      Tensor.realize_all(_tensors_in(ret))
+      return ret
     inputs = self._inputs(args, kwargs)
     sig = [(t.shape, t.dtype, t.device) for t in inputs]
     if self.cnt >= 2:

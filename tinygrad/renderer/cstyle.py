@@ -58,6 +58,7 @@ class CStyleRenderer:
     first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
     last_acc: UOp | None = None
     n_accs = 0  # accumulators declared for the loop about to open
+    inlined: set[UOp] = set()
     def name(prefix: str) -> str:
       counts[prefix] += 1
       return f"{prefix}{counts[prefix] - 1}"
@@ -90,9 +91,13 @@ class CStyleRenderer:
       if op is Ops.STORE: emit(f"{r[u.src[0]]}[{r[u.src[1]]}] = {r[u.src[2]]};"); continue
       if op is Ops.CAST: expr = f"(({dt.cname})({r[u.src[0]]}))"
       elif op is Ops.BITCAST: expr = f"((union {{{u.src[0].dtype.cname} a; {dt.cname} b;}}){{.a={r[u.src[0]]}}}).b"
-      elif op in GroupOp.ALU: expr = code_for_op[op](dt, [r[s] for s in u.src])
+      elif op in GroupOp.ALU:
+        if op is Ops.MAX:  # its operands appear twice in the expression: name them, or nested maxes grow exponentially
+          for s in u.src:
+            if s in inlined: inlined.discard(s); nm = name("alu"); emit(f"{s.dtype.cname} {nm} = {r[s]};"); r[s] = nm
+        expr = code_for_op[op](dt, [r[s] for s in u.src])
       else: raise NotImplementedError(f"the C renderer has no rule for {op}")
-      if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr  # used once: inline it
+      if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; inlined.add(u)  # used once: inline it
       else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")
     params = ", ".join(self.param(pp, pp in written) for pp in p.params)
     return f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"

@@ -1,0 +1,206 @@
+"""The trace event schema: the one definition every writer and reader uses (docs/trace-format.md explains it).
+
+Each event is a dataclass with a `type` tag (treat them as immutable; not frozen because that triples their
+construction cost on the recorder's hot path). On disk and on the wire an event is a JSON object
+`{"type": TAG, field: value, ...}`; tuples travel as JSON arrays. Times are integer nanoseconds on the
+recording host's `time.perf_counter_ns` clock; the `run` event maps that clock to wall time.
+"""
+from __future__ import annotations
+import dataclasses, types, typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Union, get_args, get_origin
+
+FORMAT = "tinyviz-trace"
+# bump on any change a version-1 reader would misread; adding event types or optional fields needs no bump
+VERSION = 1
+
+@dataclass(slots=True)
+class Run:
+  """Metadata of the recorded process; the first event after the header."""
+  TYPE: ClassVar[str] = "run"
+  script: str
+  argv: list[str]
+  start_time: float      # wall clock, seconds since the epoch, taken at the same moment as clock_ns
+  clock_ns: int          # perf_counter_ns at start_time: wall(t_ns) = start_time + (t_ns - clock_ns) / 1e9
+  pid: int
+  version: str           # tinyviz version that wrote the trace
+  mode: str              # "viz" (rewrites + timeline) or "profile" (timeline only), or "import"
+
+@dataclass(slots=True)
+class RunEnd:
+  """Written when the recorder closes cleanly; its absence means the process died or is still running."""
+  TYPE: ClassVar[str] = "run_end"
+  ts_ns: int
+
+@dataclass(slots=True)
+class UOpDef:
+  """One distinct UOp, sent once, always after every UOp in its src."""
+  TYPE: ClassVar[str] = "uop"
+  id: int
+  op: str
+  dtype: str
+  arg: str               # repr(arg), cut to ARG_MAX characters
+  src: tuple[int, ...]
+
+@dataclass(slots=True)
+class PatternDef:
+  """One UPat, sent once; `source` is its whole pattern entry as written when the trace was recorded."""
+  TYPE: ClassVar[str] = "pattern"
+  id: int
+  file: str
+  line: int
+  source: str
+
+@dataclass(slots=True)
+class ContextBegin:
+  TYPE: ClassVar[str] = "context_begin"
+  id: int
+  parent: int | None     # enclosing context on the same thread
+  kind: str              # "schedule", "kernel" or "user"
+  name: str
+  loc: tuple[str, int]
+  ts_ns: int
+
+@dataclass(slots=True)
+class ContextEnd:
+  TYPE: ClassVar[str] = "context_end"
+  id: int
+  ts_ns: int
+
+@dataclass(slots=True)
+class Rewrite:
+  """One graph_rewrite call, written when it returns; `matches` are (pattern id, before uop, after uop) in order."""
+  TYPE: ClassVar[str] = "rewrite"
+  id: int
+  ctx: int | None
+  name: str
+  loc: tuple[str, int]
+  input: int
+  matches: list[tuple[int | None, int, int]]
+  output: int
+  start_ns: int
+  dur_ns: int
+
+@dataclass(slots=True)
+class Kernel:
+  TYPE: ClassVar[str] = "kernel"
+  id: int
+  name: str
+  device: str
+  src: str
+  global_size: tuple[int, ...]
+  local_size: tuple[int, ...]
+  flops: int
+  bytes: int
+  ctx: int | None        # its codegen context: the link from the timeline to the graphs
+  uops: list[str]
+
+@dataclass(slots=True)
+class Span:
+  """Something that took time on a track; a kernel run has cat "kernel" and args {"kernel": kernel id}."""
+  TYPE: ClassVar[str] = "span"
+  track: str
+  name: str
+  start_ns: int
+  end_ns: int
+  cat: str
+  args: dict[str, Any] = field(default_factory=dict)
+
+@dataclass(slots=True)
+class Counter:
+  TYPE: ClassVar[str] = "counter"
+  track: str
+  name: str
+  ts_ns: int
+  value: float
+
+@dataclass(slots=True)
+class Marker:
+  TYPE: ClassVar[str] = "marker"
+  name: str
+  ts_ns: int
+
+@dataclass(slots=True)
+class Flow:
+  """One point of an arrow between spans (Chrome's s/t/f events); points sharing `id` form one arrow."""
+  TYPE: ClassVar[str] = "flow"
+  id: str
+  phase: str             # "s" start, "t" step, "f" finish
+  track: str
+  name: str
+  cat: str
+  ts_ns: int
+
+Event = Union[Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Span, Counter, Marker, Flow]
+EVENT_TYPES: dict[str, type] = {c.TYPE: c for c in get_args(Event)}
+ARG_MAX = 200
+
+def header() -> dict[str, Any]:
+  return {"type": "header", "format": FORMAT, "version": VERSION}
+
+def to_json(ev: Event) -> dict[str, Any]:
+  d: dict[str, Any] = {"type": ev.TYPE}
+  for name in ev.__slots__: d[name] = getattr(ev, name)
+  return d
+
+class SchemaError(ValueError):
+  """A JSON object that is not a valid event of a known type."""
+
+def from_json(d: Any) -> Event:
+  """Checks a decoded JSON object against the schema and builds its event; extra fields are ignored."""
+  if not isinstance(d, dict): raise SchemaError(f"expected an object, got {type(d).__name__}")
+  cls = EVENT_TYPES.get(d.get("type"))  # type: ignore[arg-type]
+  if cls is None: raise SchemaError(f"unknown event type {d.get('type')!r}")
+  checkers = _checkers(cls)
+  try: return cls(*[check(d[name]) for name, check in checkers])
+  except (KeyError, SchemaError): pass
+  # the slow path: defaults for missing optional fields, or a message naming the bad field
+  kw = {}
+  for name, check in checkers:
+    if name not in d:
+      if _has_default(cls, name): continue
+      raise SchemaError(f"{cls.TYPE}: missing field {name!r}")
+    try: kw[name] = check(d[name])
+    except SchemaError as e: raise SchemaError(f"{cls.TYPE}.{name}: {e}") from None
+  return cls(**kw)
+
+# *** checking JSON values against the dataclass annotations, built once per class ***
+
+Check = typing.Callable[[Any], Any]
+_CHECKERS: dict[type, list[tuple[str, Check]]] = {}
+
+def _has_default(cls: type, name: str) -> bool:
+  f = next(f for f in dataclasses.fields(cls) if f.name == name)
+  return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+
+def _checkers(cls: type) -> list[tuple[str, Check]]:
+  if cls not in _CHECKERS:
+    hints = typing.get_type_hints(cls)
+    _CHECKERS[cls] = [(f.name, _checker(hints[f.name])) for f in dataclasses.fields(cls)]
+  return _CHECKERS[cls]
+
+def _fail(want: str, v: Any) -> typing.NoReturn: raise SchemaError(f"expected {want}, got {type(v).__name__}")
+
+def _checker(t: Any) -> Check:
+  origin, args = get_origin(t), get_args(t)
+  if t is Any: return lambda v: v
+  if t is int: return lambda v: v if type(v) is int else _fail("int", v)
+  if t is str: return lambda v: v if type(v) is str else _fail("str", v)
+  if t is float: return lambda v: float(v) if type(v) in (int, float) else _fail("number", v)
+  if origin in (Union, types.UnionType):
+    inner = _checker(next(a for a in args if a is not type(None)))
+    return lambda v: None if v is None else inner(v)
+  if origin is list:
+    item = _checker(args[0])
+    return lambda v: [item(x) for x in v] if type(v) is list else _fail("array", v)
+  if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+    item = _checker(args[0])
+    return lambda v: tuple([item(x) for x in v]) if type(v) in (list, tuple) else _fail("array", v)
+  if origin is tuple:
+    items = [_checker(a) for a in args]
+    def check_tuple(v: Any) -> tuple:
+      if type(v) not in (list, tuple) or len(v) != len(items): _fail(f"array of {len(items)}", v)
+      return tuple([c(x) for c, x in zip(items, v)])
+    return check_tuple
+  if origin is dict: return lambda v: v if type(v) is dict else _fail("object", v)
+  raise TypeError(f"no checker for {t}")

@@ -1,0 +1,262 @@
+"""The recorder: implements tinygrad.tracing.Tracer, turns engine callbacks into events, and a background
+thread flushes them (to the trace file and any other sink) at least once a second.
+
+The hot path (rewrite_match, span) only looks ids up in dicts and appends to in-memory lists; JSON encoding
+and I/O happen on the flush thread. UOps and patterns are interned by identity, and the recorder keeps a
+reference to each so that Python never reuses an id() we have already handed out.
+"""
+from __future__ import annotations
+import atexit, itertools, os, sys, tempfile, threading, time
+from collections import deque
+from typing import Any, Callable, Iterable
+from profiler.events import (ARG_MAX, Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite,
+                             Kernel, Span, Counter, Marker, to_json)
+from profiler.patsource import pattern_source
+from profiler.tracefile import TraceWriter
+
+def _version() -> str:
+  from importlib.metadata import PackageNotFoundError, version
+  try: return version("tinyviz")
+  except PackageNotFoundError: return "unknown"  # running from a checkout that was never pip-installed
+Sink = Callable[[list[dict[str, Any]]], None]
+FLUSH_INTERVAL_S = 0.5
+
+def arg_repr(x: Any) -> str:
+  try: r = repr(x)
+  except Exception: r = f"<{type(x).__name__}>"  # a broken __repr__ in user code must not break the run
+  return r if len(r) <= ARG_MAX else r[:ARG_MAX-3] + "..."
+
+class _OpenRewrite:
+  __slots__ = ("id", "ctx", "name", "loc", "input", "matches", "start_ns", "own_ctx")
+  def __init__(self, id: int, ctx: int, name: str, loc: tuple[str, int], input: int, own_ctx: bool):
+    self.id, self.ctx, self.name, self.loc, self.input, self.own_ctx = id, ctx, name, loc, input, own_ctx
+    self.matches: list[tuple[int | None, int, int]] = []
+    self.start_ns = time.perf_counter_ns()
+
+class Recorder:
+  """A Tracer (see tinygrad/tracing.py). mode "viz" records rewrites and the timeline, "profile" the timeline only.
+  Events go to `path` (a new trace file) when given, and to each sink as batches of JSON-ready dicts."""
+  def __init__(self, mode: str = "viz", path: str | None = None, sinks: Iterable[Sink] = (),
+               flush_interval: float = FLUSH_INTERVAL_S):
+    if mode not in ("viz", "profile"): raise ValueError(f"mode must be 'viz' or 'profile', not {mode!r}")
+    self.mode, self.path, self.capture_rewrites = mode, path, mode == "viz"
+    self._q: deque[Event] = deque()  # append/popleft are atomic: engine threads and the flusher need no lock
+    self._uop_ids: dict[int, int] = {}
+    self._pat_ids: dict[int, int] = {}
+    self._keep: list[Any] = []
+    self._names: dict[Any, str] = {}
+    self._intern_lock = threading.Lock()
+    self._flush_lock = threading.Lock()
+    self._uop_n, self._pat_n, self._ctx_n, self._rw_n, self._kernel_n = (itertools.count(1) for _ in range(5))
+    self._tls = threading.local()
+    self._sinks: list[Sink] = list(sinks)
+    self._writer = TraceWriter(path) if path is not None else None
+    self.closed = False
+    argv = list(sys.argv)
+    self._q.append(Run(os.path.abspath(argv[0]) if argv and argv[0] else "", argv, time.time(), time.perf_counter_ns(),
+                       os.getpid(), _version(), mode))
+    self._stop = threading.Event()
+    self._thread = threading.Thread(target=self._flush_loop, args=(flush_interval,), name="tinyviz-flush", daemon=True)
+    self._thread.start()
+
+  # *** contexts and rewrites ***
+
+  def _ctx_stack(self) -> list[int]:
+    try: return self._tls.ctx
+    except AttributeError:
+      self._tls.ctx, self._tls.rw = [], []
+      return self._tls.ctx
+
+  def context_begin(self, kind: str, name: str, loc: tuple[str, int]) -> int:
+    stack, cid = self._ctx_stack(), next(self._ctx_n)
+    self._q.append(ContextBegin(cid, stack[-1] if stack else None, kind, name, _loc(loc), time.perf_counter_ns()))
+    stack.append(cid)
+    return cid
+
+  def context_end(self, ctx_id: int) -> None:
+    stack = self._ctx_stack()
+    if ctx_id in stack: del stack[stack.index(ctx_id):]  # an unbalanced inner begin must not leave us nested forever
+    self._q.append(ContextEnd(ctx_id, time.perf_counter_ns()))
+
+  def rewrite_begin(self, name: str, loc: tuple[str, int], sink: Any) -> None:
+    if not self.capture_rewrites: return
+    stack = self._ctx_stack()
+    # a graph_rewrite outside any context gets its own "user" context, so every rewrite belongs to one
+    own = not stack
+    ctx = self.context_begin("user", name, loc) if own else stack[-1]
+    self._tls.rw.append(_OpenRewrite(next(self._rw_n), ctx, name, _loc(loc), self._uop(sink), own))
+
+  def rewrite_match(self, pat: Any, before: Any, after: Any) -> None:
+    try: rw = self._tls.rw[-1]
+    except (AttributeError, IndexError): return  # a match outside rewrite_begin/end has nothing to belong to
+    ids = self._uop_ids
+    b = ids.get(id(before))
+    if b is None: b = self._intern(before)
+    a = ids.get(id(after))
+    if a is None: a = self._intern(after)
+    p = None if pat is None else self._pat_ids.get(id(pat))
+    if p is None and pat is not None: p = self._intern_pattern(pat)
+    rw.matches.append((p, b, a))
+
+  def rewrite_end(self, sink: Any) -> None:
+    try: rw = self._tls.rw.pop()
+    except (AttributeError, IndexError): return
+    out = self._uop(sink)
+    self._q.append(Rewrite(rw.id, rw.ctx, rw.name, rw.loc, rw.input, rw.matches, out, rw.start_ns,
+                           time.perf_counter_ns() - rw.start_ns))
+    if rw.own_ctx: self.context_end(rw.ctx)
+
+  # *** interning ***
+
+  def _uop(self, u: Any) -> int:
+    i = self._uop_ids.get(id(u))
+    return self._intern(u) if i is None else i
+
+  def _intern(self, root: Any) -> int:
+    # sources first, iteratively: graphs can be deeper than Python's recursion limit
+    with self._intern_lock:
+      ids, q, keep, names = self._uop_ids, self._q, self._keep, self._names
+      stack: list[tuple[Any, bool]] = [(root, False)]
+      while stack:
+        u, ready = stack.pop()
+        if id(u) in ids: continue
+        if not ready:
+          stack.append((u, True))
+          stack.extend([(s, False) for s in u.src if id(s) not in ids])
+          continue
+        i = next(self._uop_n)
+        # ops and dtypes are a few shared objects: name each once
+        if (op := names.get(u.op)) is None: op = names[u.op] = getattr(u.op, "name", None) or str(u.op)
+        if (dt := names.get(u.dtype)) is None: dt = names[u.dtype] = str(u.dtype)
+        q.append(UOpDef(i, op, dt, arg_repr(u.arg), tuple([ids[id(s)] for s in u.src])))
+        keep.append(u)
+        ids[id(u)] = i  # only after its def is queued: another thread that sees the id sees the def first
+      return ids[id(root)]
+
+  def _intern_pattern(self, pat: Any) -> int:
+    with self._intern_lock:
+      if (i := self._pat_ids.get(id(pat))) is not None: return i
+      file, line = _loc(getattr(pat, "location", None))
+      i = next(self._pat_n)
+      self._q.append(PatternDef(i, file, line, pattern_source(file, line) if file else ""))
+      self._keep.append(pat)
+      self._pat_ids[id(pat)] = i
+      return i
+
+  # *** kernels and the timeline ***
+
+  def kernel(self, name: str, device: str, src: str, global_size: tuple[int, ...], local_size: tuple[int, ...],
+             flops: int, mem_bytes: int, ctx_id: int, uops: list[str]) -> int:
+    kid = next(self._kernel_n)
+    self._q.append(Kernel(kid, name, device, src, tuple(int(x) for x in global_size), tuple(int(x) for x in local_size),
+                          int(flops), int(mem_bytes), ctx_id, [str(u) for u in uops]))
+    return kid
+
+  def span(self, track: str, name: str, start_ns: int, end_ns: int, cat: str, args: dict[str, Any]) -> None:
+    self._q.append(Span(track, name, start_ns, end_ns, cat, args if args is not None else {}))
+
+  def counter(self, track: str, name: str, ts_ns: int, value: float) -> None:
+    self._q.append(Counter(track, name, ts_ns, float(value)))
+
+  def marker(self, name: str, ts_ns: int) -> None: self._q.append(Marker(name, ts_ns))
+
+  # *** flushing ***
+
+  def add_sink(self, sink: Sink) -> None: self._sinks.append(sink)
+
+  def flush(self) -> None:
+    """Hands every queued event to the trace file and the sinks, in the order they were recorded."""
+    with self._flush_lock:
+      q = self._q
+      batch = [to_json(q.popleft()) for _ in range(len(q))]
+      if not batch: return
+      if self._writer is not None: self._writer.write(batch)
+      for sink in list(self._sinks):
+        try: sink(batch)
+        except Exception as e:  # a broken viewer connection must not stop the recording
+          print(f"tinyviz: dropping event sink {sink!r}: {e!r}", file=sys.stderr)
+          self._sinks.remove(sink)
+
+  def _flush_loop(self, interval: float) -> None:
+    while not self._stop.wait(interval):
+      try: self.flush()
+      except OSError as e:
+        print(f"tinyviz: cannot write trace {self.path}: {e}", file=sys.stderr)
+        return
+
+  def close(self) -> None:
+    """Flushes everything, writes run_end and closes the file. Idempotent."""
+    if self.closed: return
+    self.closed = True
+    self._stop.set()
+    if self._thread is not threading.current_thread(): self._thread.join()
+    self._q.append(RunEnd(time.perf_counter_ns()))
+    try:
+      self.flush()
+      if self._writer is not None: self._writer.close()
+    except OSError as e: print(f"tinyviz: cannot write trace {self.path}: {e}", file=sys.stderr)
+
+def _loc(loc: Any) -> tuple[str, int]:
+  if isinstance(loc, (tuple, list)) and len(loc) >= 2:
+    try: return (str(loc[0]), int(loc[1]))
+    except (TypeError, ValueError): pass
+  return ("", 0)
+
+# *** installing into the engine ***
+
+_installed: Recorder | None = None
+_fork_hook = False
+
+def mode_from_env() -> str:
+  """VIZ (any non-zero value) records everything, PROFILE alone the timeline only."""
+  if os.environ.get("VIZ", "0") not in ("", "0"): return "viz"
+  if os.environ.get("PROFILE", "0") not in ("", "0"): return "profile"
+  return "viz"
+
+def default_trace_path() -> str:
+  """TINYVIZ_TRACE names the file; else a new file in TINYVIZ_TRACE_DIR (default: <tmp>/tinyviz)."""
+  if p := os.environ.get("TINYVIZ_TRACE"): return p
+  d = os.environ.get("TINYVIZ_TRACE_DIR") or os.path.join(tempfile.gettempdir(), "tinyviz")
+  stem = os.path.splitext(os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else ""))[0] or "python"
+  return os.path.join(d, f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.tinyviz.jsonl")
+
+def install(mode: str | None = None, path: str | None = None, sinks: Iterable[Sink] = (), announce: bool = True) -> Recorder:
+  """Starts recording: sets tinygrad.tracing.tracer. At exit the trace is closed and (announce) its path printed."""
+  global _installed, _fork_hook
+  import tinygrad.tracing as tracing  # here, not at the top: importing profiler must never import the engine
+  if _installed is not None: uninstall(announce=False)
+  mode, path = mode or mode_from_env(), path or default_trace_path()
+  try: rec = Recorder(mode, path, sinks)
+  except OSError as e:  # a read-only disk must not stop the user's script: record for the sinks only
+    print(f"tinyviz: cannot write trace {path}: {e}; recording without a file", file=sys.stderr)
+    rec = Recorder(mode, None, sinks)
+  tracing.tracer, _installed = rec, rec
+  atexit.register(_at_exit, rec, announce)
+  if not _fork_hook:
+    # a forked child (e.g. a compile worker) must not write into the parent's file
+    os.register_at_fork(after_in_child=_forget_in_child)
+    _fork_hook = True
+  return rec
+
+def uninstall(announce: bool = False) -> str | None:
+  """Stops recording and closes the trace; returns its path (None if nothing was installed)."""
+  global _installed
+  import tinygrad.tracing as tracing
+  rec, _installed = _installed, None
+  if rec is None: return None
+  if tracing.tracer is rec: tracing.tracer = None
+  rec.close()
+  if announce: print(f"tinyviz: trace saved to {rec.path}", file=sys.stderr)
+  return rec.path
+
+def _at_exit(rec: Recorder, announce: bool) -> None:
+  if rec is _installed: uninstall(announce)
+  elif not rec.closed: rec.close()
+
+def _forget_in_child() -> None:
+  global _installed
+  if _installed is None: return
+  import tinygrad.tracing as tracing
+  if tracing.tracer is _installed: tracing.tracer = None
+  _installed.closed = True  # the child has no flush thread and must leave the shared file alone
+  _installed = None

@@ -1,0 +1,126 @@
+"""Where the time went: kernels by total time and totals per device, as data and as a terminal table.
+
+Kernel spans are those with a category naming kernels ("kernel" in ours; PyTorch's GPU "kernel"). A trace
+without any (a CPU-only PyTorch trace) is summarised over all its spans, and the table says so.
+"""
+from __future__ import annotations
+import os, sys
+from dataclasses import dataclass, field
+from profiler.events import Event, Kernel, Span
+
+@dataclass
+class Row:
+  name: str
+  device: str
+  count: int = 0
+  total_ns: int = 0
+  flops: int = 0      # summed over runs whose FLOPs are known
+  bytes: int = 0
+  @property
+  def mean_ns(self) -> float: return self.total_ns / self.count if self.count else 0.0
+  @property
+  def gflops(self) -> float | None: return self.flops / self.total_ns if self.flops and self.total_ns else None
+  @property
+  def gbs(self) -> float | None: return self.bytes / self.total_ns if self.bytes and self.total_ns else None
+
+@dataclass
+class DeviceTotal(Row):
+  busy_ns: int = 0    # union of its kernel spans: overlapping kernels counted once
+  other_ns: dict[str, int] = field(default_factory=dict)  # non-kernel spans (copy, compile, ...) by category
+
+@dataclass
+class Summary:
+  kernels: list[Row]
+  devices: list[DeviceTotal]
+  all_spans: bool     # True when the trace had no kernel spans and every span was counted instead
+
+def is_kernel_cat(cat: str) -> bool: return "kernel" in cat.lower()
+
+def _device(span: Span, kernel: Kernel | None) -> str:
+  return kernel.device if kernel is not None else span.track.split("/")[0]
+
+def _work(span: Span, kernel: Kernel | None) -> tuple[int, int]:
+  if kernel is not None: return kernel.flops, kernel.bytes
+  a = span.args
+  def num(*keys: str) -> int:
+    v = next((a[k] for k in keys if k in a), 0)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) < 1e30 else 0
+  return num("flops", "FLOPs", "FLOPS"), num("bytes", "mem_bytes", "Bytes")
+
+def _busy(intervals: list[tuple[int, int]]) -> int:
+  total, end = 0, None
+  for s, e in sorted(intervals):
+    if end is None or s > end: total, end = total + (e - s), e
+    elif e > end: total, end = total + (e - end), e
+  return total
+
+def summarize(events: list[Event]) -> Summary:
+  kernels = {e.id: e for e in events if isinstance(e, Kernel)}
+  spans = [e for e in events if isinstance(e, Span)]
+  picked = [s for s in spans if is_kernel_cat(s.cat)]
+  all_spans = not picked
+  if all_spans: picked = spans
+  rows: dict[tuple[str, str], Row] = {}
+  devices: dict[str, DeviceTotal] = {}
+  intervals: dict[str, list[tuple[int, int]]] = {}
+  for s in picked:
+    k = kernels.get(s.args.get("kernel")) if isinstance(s.args.get("kernel"), int) else None
+    dev, (flops, nbytes), dur = _device(s, k), _work(s, k), max(0, s.end_ns - s.start_ns)
+    for r in (rows.setdefault((s.name, dev), Row(s.name, dev)), devices.setdefault(dev, DeviceTotal("", dev))):
+      r.count, r.total_ns, r.flops, r.bytes = r.count + 1, r.total_ns + dur, r.flops + flops, r.bytes + nbytes
+    intervals.setdefault(dev, []).append((s.start_ns, s.start_ns + dur))
+  if not all_spans:
+    for s in spans:
+      if not is_kernel_cat(s.cat):
+        d = devices.setdefault(_device(s, None), DeviceTotal("", _device(s, None)))
+        d.other_ns[s.cat or "other"] = d.other_ns.get(s.cat or "other", 0) + max(0, s.end_ns - s.start_ns)
+  for dev, d in devices.items(): d.busy_ns = _busy(intervals.get(dev, []))
+  return Summary(sorted(rows.values(), key=lambda r: -r.total_ns), sorted(devices.values(), key=lambda d: -d.total_ns), all_spans)
+
+# *** the terminal table ***
+
+def fmt_ns(ns: float) -> str:
+  if ns >= 1e9: return f"{ns/1e9:.2f} s"
+  if ns >= 1e6: return f"{ns/1e6:.2f} ms"
+  if ns >= 1e3: return f"{ns/1e3:.2f} us"
+  return f"{ns:.0f} ns"
+
+def _rate(v: float | None) -> str: return "-" if v is None else f"{v:.2f}"
+
+def _table(head: list[str], rows: list[list[str]], left: set[int]) -> list[str]:
+  """Text columns (indices in `left`) align left, numbers right."""
+  widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+  def line(r: list[str]) -> str:
+    return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+  return [line(head), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
+
+def format_summary(s: Summary, top: int = 30) -> str:
+  what = "spans (no kernel spans in this trace)" if s.all_spans else "kernels"
+  out = [f"top {min(top, len(s.kernels))} of {len(s.kernels)} {what} by total time"]
+  rows = [[r.name if len(r.name) <= 48 else r.name[:45] + "...", r.device, str(r.count), fmt_ns(r.total_ns), fmt_ns(r.mean_ns),
+           _rate(r.gflops), _rate(r.gbs)] for r in s.kernels[:top]]
+  out += _table(["name", "device", "count", "total", "mean", "GFLOPS", "GB/s"], rows, left={0, 1})
+  out += ["", "totals per device"]
+  rows = [[d.device, str(d.count), fmt_ns(d.total_ns), fmt_ns(d.busy_ns), _rate(d.gflops), _rate(d.gbs),
+           ", ".join(f"{c} {fmt_ns(t)}" for c, t in sorted(d.other_ns.items()))] for d in s.devices]
+  out += _table(["device", "count", "total", "busy", "GFLOPS", "GB/s", "other spans"], rows, left={0, 6})
+  return "\n".join(out)
+
+def main(argv: list[str]) -> int:
+  """`summary FILE`: prints the table, and the reader's warnings on stderr."""
+  from profiler.load import load
+  from profiler.tracefile import TraceError
+  if len(argv) != 1:
+    print("usage: tinyviz summary FILE", file=sys.stderr)
+    return 2
+  try: trace = load(argv[0])
+  except (OSError, TraceError) as e:
+    print(f"tinyviz: {argv[0]}: {e}", file=sys.stderr)
+    return 1
+  for w in trace.warnings: print(f"warning: {argv[0]}: {w}", file=sys.stderr)
+  try: print(format_summary(summarize(trace.events)), flush=True)
+  except BrokenPipeError:  # `tinyviz summary f | head`: the reader left, that is fine
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+  return 0
+
+if __name__ == "__main__": sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,167 @@
+"""Our trace file: JSON Lines, one event per line after a versioned header line; written append-only as the
+script runs, so a killed process leaves a file that reads back up to its last flush.
+
+Readers never raise for damage after the header: they return the events they could read and a warning for
+each thing skipped, naming its line and byte offset. `TraceError` is raised only when nothing is readable.
+"""
+from __future__ import annotations
+import json, math, os
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+from profiler.events import FORMAT, VERSION, Event, RunEnd, UOpDef, Rewrite, SchemaError, from_json, header
+
+class TraceError(ValueError):
+  """The input is not a trace we can read at all; `offset` (bytes) and `line` say where, when known."""
+  def __init__(self, message: str, offset: int | None = None, line: int | None = None):
+    self.message, self.offset, self.line = message, offset, line
+    super().__init__(_where(line, offset) + message)
+
+@dataclass(frozen=True)
+class ReadWarning:
+  """Something a reader skipped or repaired, and where."""
+  message: str
+  offset: int | None = None
+  line: int | None = None
+  def __str__(self) -> str: return _where(self.line, self.offset) + self.message
+
+def _where(line: int | None, offset: int | None) -> str:
+  parts = ([f"line {line}"] if line is not None else []) + ([f"byte {offset}"] if offset is not None else [])
+  return f"{', '.join(parts)}: " if parts else ""
+
+@dataclass
+class Trace:
+  """What a reader returns: events in file order, warnings about what was skipped, and the input's kind."""
+  events: list[Event]
+  warnings: list[ReadWarning] = field(default_factory=list)
+  kind: str = "tinyviz"        # "tinyviz" or "chrome"
+  meta: dict[str, Any] = field(default_factory=dict)
+
+MAX_WARNINGS = 200  # past this only a count is kept: a 1 GB file of garbage must not give 1 GB of warnings
+
+class Warnings:
+  def __init__(self) -> None: self.items, self.skipped = [], 0
+  def add(self, message: str, offset: int | None = None, line: int | None = None) -> None:
+    if len(self.items) < MAX_WARNINGS: self.items.append(ReadWarning(message, offset, line))
+    else: self.skipped += 1
+  def done(self) -> list[ReadWarning]:
+    return self.items + ([ReadWarning(f"... and {self.skipped} more warnings")] if self.skipped else [])
+
+# *** writing ***
+
+def _finite(v: Any) -> Any:
+  if isinstance(v, float): return v if math.isfinite(v) else None
+  if isinstance(v, dict): return {k: _finite(x) for k, x in v.items()}
+  if isinstance(v, (list, tuple)): return [_finite(x) for x in v]
+  return v
+
+_decoder = json.JSONDecoder()
+_encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str)  # one instance: json.dumps(**kw) builds one per call
+
+def encode(obj: dict[str, Any]) -> str:
+  """One event as one line of strict JSON (no NaN, anything unknown as its str())."""
+  try: return _encoder.encode(obj)
+  except ValueError: return _encoder.encode(_finite(obj))
+
+class TraceWriter:
+  """Writes a new trace file (replacing one at that path); each write() reaches the OS before it returns."""
+  def __init__(self, path: str):
+    self.path = path
+    if d := os.path.dirname(path): os.makedirs(d, exist_ok=True)
+    self._f: BinaryIO = open(path, "wb")
+    self.write([header()])
+
+  def write(self, objs: list[dict[str, Any]]) -> None:
+    if not objs: return
+    self._f.write(("\n".join(encode(o) for o in objs) + "\n").encode())
+    self._f.flush()  # into the page cache: survives SIGKILL of this process (fsync would only add power loss)
+
+  def close(self) -> None: self._f.close()
+
+# *** reading ***
+
+class JsonlDecoder:
+  """Turns our trace's bytes into events, fed in pieces (a whole file, or what a live file gained since)."""
+  def __init__(self) -> None:
+    self.warnings, self.offset, self.line = Warnings(), 0, 0
+    self.version: int | None = None
+    self.ended = False
+    self._partial = b""
+    self._uops: set[int] = set()
+
+  def feed(self, data: bytes, final: bool = False) -> list[Event]:
+    data, start = self._partial + data, self.offset
+    lines = data.split(b"\n")
+    self._partial = lines.pop()  # incomplete last line: wait for more, or report it when final
+    out: list[Event] = []
+    for raw in lines:
+      self.line += 1
+      self._line(raw, start, out)
+      start += len(raw) + 1
+    self.offset = start
+    if final and self._partial.strip():
+      self.line += 1
+      if self.version is None: self._line(self._partial, start, out)
+      else: self.warnings.add(f"truncated last line ({len(self._partial)} bytes) ignored", start, self.line)
+    if final: self._partial = b""
+    return out
+
+  def _line(self, raw: bytes, offset: int, out: list[Event]) -> None:
+    if not raw.strip(): return
+    try:
+      text = raw.decode().strip()
+      obj, end = _decoder.raw_decode(text)  # json.loads(bytes) would sniff the encoding of every line
+      if end != len(text): raise ValueError(f"extra data after the object at column {end + 1}")
+    except (ValueError, RecursionError) as e:
+      if self.version is None: raise TraceError(f"not a {FORMAT} file: {e}", offset, self.line) from None
+      return self.warnings.add(f"invalid JSON, line skipped: {e}", offset, self.line)
+    if self.version is None: return self._header(obj, offset)
+    try: ev = from_json(obj)
+    except SchemaError as e: return self.warnings.add(f"{e}; skipped", offset, self.line)
+    if (problem := self._dangling(ev)) is not None: return self.warnings.add(problem, offset, self.line)
+    if isinstance(ev, RunEnd): self.ended = True
+    out.append(ev)
+
+  def _header(self, obj: Any, offset: int) -> None:
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT or type(obj.get("version")) is not int:
+      raise TraceError(f"not a {FORMAT} file: first line is not its header", offset, self.line)
+    if obj["version"] > VERSION:
+      raise TraceError(f"trace format version {obj['version']} is newer than this reader's {VERSION}", offset, self.line)
+    self.version = obj["version"]
+
+  def _dangling(self, ev: Event) -> str | None:
+    # a graph must rebuild from the table: refuse references to UOps this file never defined
+    if isinstance(ev, UOpDef):
+      if ev.id in self._uops: return f"uop {ev.id} defined twice; second skipped"
+      if any(s not in self._uops for s in ev.src): return f"uop {ev.id} refers to an undefined uop; skipped"
+      self._uops.add(ev.id)
+    elif isinstance(ev, Rewrite):
+      ids = [ev.input, ev.output] + [u for _, b, a in ev.matches for u in (b, a)]
+      if any(u not in self._uops for u in ids): return f"rewrite {ev.id} refers to an undefined uop; skipped"
+    return None
+
+def read_jsonl(data: bytes) -> Trace:
+  dec = JsonlDecoder()
+  events = dec.feed(data, final=True)
+  if dec.version is None: raise TraceError(f"empty input, no {FORMAT} header")
+  if not dec.ended: dec.warnings.add("no run_end event: the process was killed or is still running")
+  return Trace(events, dec.warnings.done(), "tinyviz", {"version": dec.version})
+
+def is_jsonl_trace(data: bytes) -> bool:
+  """Whether the bytes start like our trace (a loose test, so a damaged header still gets our reader's message)."""
+  first = data[:400].lstrip().split(b"\n")[0]
+  return first.startswith(b"{") and b'"format"' in first and FORMAT.encode() in first
+
+class TraceTail:
+  """Follows a trace file that is still being written: each poll() returns the events appended since the last."""
+  def __init__(self, path: str):
+    self.path, self._pos, self._dec = path, 0, JsonlDecoder()
+
+  @property
+  def warnings(self) -> list[ReadWarning]: return self._dec.warnings.done()
+
+  def poll(self) -> list[Event]:
+    with open(self.path, "rb") as f:
+      f.seek(self._pos)
+      data = f.read()
+    self._pos += len(data)
+    return self._dec.feed(data)
