@@ -752,35 +752,42 @@ class Tensor:
     return x + bias.reshape(shape) if bias is not None else x
   @staticmethod
   def _pair(v, n: int = 2) -> tuple[int, ...]: return (v,) * n if isinstance(v, int) else tuple(v)
-  def _window(self, k: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> tuple[list[tuple[int, int, Tensor]], int, int]:
-    """The kh*kw strided views x[..., i*dy::sy, j*dx::sx] a pooling window or a convolution combines."""
-    H, W = self.shape[-2:]
-    oh, ow = (H - dilation[0] * (k[0] - 1) - 1) // stride[0] + 1, (W - dilation[1] * (k[1] - 1) - 1) // stride[1] + 1
-    if oh <= 0 or ow <= 0: raise ValueError(f"window {k} with dilation {dilation} does not fit input of size {(H, W)}")
-    views = []
-    for i in range(k[0]):
-      for j in range(k[1]):
-        y0, x0 = i * dilation[0], j * dilation[1]
-        views.append((i, j, self[..., y0:y0 + stride[0] * (oh - 1) + 1:stride[0], x0:x0 + stride[1] * (ow - 1) + 1:stride[1]]))
-    return views, oh, ow
   def _pad2d(self, padding, value: float = 0.0) -> Tensor:
     p = Tensor._pair(padding) if not isinstance(padding, (tuple, list)) or len(padding) in (1, 2) else tuple(padding)
     pads = (p[1], p[1], p[0], p[0]) if len(p) == 2 else p if len(p) == 4 else (p[0],) * 4  # torch order: left, right, top, bottom
     return self if not any(pads) else self.pad(pads, value=value)
+  def _pool(self, k: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
+    """Sliding windows of the last two dims as movement ops only: (..., H, W) -> (..., oh, ow, kh, kw).
+    Repeat each row e times and re-read it with rows of length H+d: row r then starts r*d further along, so
+    element (r, c*s) is x[r*d + c*s]. The lowering turns this back into plain index arithmetic."""
+    pre, (H, W) = self.shape[:-2], self.shape[-2:]
+    o = [(n - d * (kk - 1) - 1) // s + 1 for n, kk, s, d in zip((H, W), k, stride, dilation)]
+    if any(x <= 0 for x in o): raise ValueError(f"window {k} with dilation {dilation} does not fit input of size {(H, W)}")
+    x, n_pre = self, len(pre)
+    for axis, (n, kk, s, d, oo) in enumerate(zip((H, W), k, stride, dilation, o)):
+      ax = n_pre + 2 * axis  # the dim being windowed: earlier windowed dims became (o, k) pairs
+      e = -(-kk * (n + d) // n)
+      shp = x.shape
+      x = x.reshape(shp[:ax] + (1, n) + shp[ax + 1:]).expand(shp[:ax] + (e, n) + shp[ax + 1:]).reshape(shp[:ax] + (e * n,) + shp[ax + 1:])
+      x = x.shrink(tuple((0, kk * (n + d)) if i == ax else None for i in range(x.ndim))).reshape(shp[:ax] + (kk, n + d) + shp[ax + 1:])
+      row = x.shape[ax + 1]
+      x = x.pad(tuple((0, oo * s - row) if i == ax + 1 and oo * s > row else None for i in range(x.ndim)))
+      x = x.shrink(tuple((0, oo * s) if i == ax + 1 else None for i in range(x.ndim)))
+      x = x.reshape(x.shape[:ax + 1] + (oo, s) + x.shape[ax + 2:]).shrink(tuple((0, 1) if i == ax + 2 else None for i in range(x.ndim + 1)))
+      x = x.reshape(x.shape[:ax + 2] + x.shape[ax + 3:])  # (..., k, o, ...)
+      x = x.transpose(ax, ax + 1)                           # (..., o, k, ...)
+    # (..., oh, kh, ow, kw) -> (..., oh, ow, kh, kw)
+    return x.permute(tuple(range(n_pre)) + (n_pre, n_pre + 2, n_pre + 1, n_pre + 3))
   def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
     if self.ndim != 4 or weight.ndim != 4: raise ValueError(f"conv2d needs a 4-d input and weight, got {self.shape} and {weight.shape}")
     N, cin = self.shape[:2]
     cout, cin_g, kh, kw = weight.shape
     if cin != cin_g * groups or cout % groups: raise ValueError(f"conv2d: input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
-    x = self._pad2d(padding)
-    views, oh, ow = x._window((kh, kw), Tensor._pair(stride), Tensor._pair(dilation))
-    w = weight.reshape(1, groups, cout // groups, cin_g, kh, kw)
-    out = None
-    # one reduction over input channels per window offset; they all fuse into one kernel
-    for i, j, v in views:
-      term = (v.reshape(N, groups, 1, cin_g, oh, ow) * w[:, :, :, :, i, j].reshape(1, groups, cout // groups, cin_g, 1, 1)).sum(3)
-      out = term if out is None else out + term
-    out = out.reshape(N, cout, oh, ow)  # type: ignore[union-attr]
+    x = self._pad2d(padding)._pool((kh, kw), Tensor._pair(stride), Tensor._pair(dilation))  # (N, cin, oh, ow, kh, kw)
+    oh, ow = x.shape[2:4]
+    x = x.reshape(N, groups, 1, cin_g, oh, ow, kh, kw)
+    w = weight.reshape(1, groups, cout // groups, cin_g, 1, 1, kh, kw)
+    out = (x * w).sum((3, 6, 7)).reshape(N, cout, oh, ow)  # one reduction over input channels and the window
     return out + bias.reshape(1, cout, 1, 1) if bias is not None else out
   def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
     k = Tensor._pair(kernel_size)
@@ -789,15 +796,9 @@ class Tensor:
     H, W = x.shape[-2:]
     if s == k and d == (1, 1) and H % k[0] == 0 and W % k[1] == 0:  # non-overlapping windows: one reduction
       return x.reshape(*x.shape[:-2], H // k[0], k[0], W // k[1], k[1]).max((-3, -1))
-    views, _, _ = x._window(k, s, d)
-    out = views[0][2]
-    for _, _, v in views[1:]: out = out.maximum(v)
-    return out
+    return x._pool(k, s, d).max((-2, -1))
   def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
     k = Tensor._pair(kernel_size)
     s, d = Tensor._pair(stride if stride is not None else k), Tensor._pair(dilation)
     x = self._pad2d(padding)
-    views, _, _ = x._window(k, s, d)
-    out = views[0][2]
-    for _, _, v in views[1:]: out = out + v
-    return out / (k[0] * k[1])
+    return x._pool(k, s, d).mean((-2, -1))

@@ -45,6 +45,15 @@ def find_realize(sink: UOp) -> set[UOp]:
   roots = (Ops.CONTIGUOUS, Ops.ASSIGN)  # nodes that already are their own kernel
   realize = {t for t in sink.src if not is_contiguous_view(t) and t.op not in roots}
   realize |= {u.src[0] for u in topo if u.op is Ops.COPY and not is_contiguous_view(u.src[0]) and u.src[0].op not in roots}
+  fusable = GroupOp.Elementwise | {Ops.RESHAPE}
+  # a reduction's result read through a movement op or by another reduction is materialized right there: at the last
+  # elementwise node before that consumer (so a conv's bias and relu fuse into the conv, not into what reads it)
+  has_reduce: dict[UOp, bool] = {}
+  for u in topo: has_reduce[u] = u.op is Ops.REDUCE_AXIS or (u.op in fusable and any(has_reduce[s] for s in u.src))
+  for u in topo:
+    if has_reduce[u] and u not in realize and any(c.op not in fusable and c.op not in (Ops.SINK, Ops.CONTIGUOUS) and
+                                                  not (c.op is Ops.ASSIGN and c.src[1] is u) for c in children.get(u, [])):
+      realize.add(u)
   def fuses_forward(r: UOp) -> bool:
     found, stack, seen = set(), [r], {r}
     while stack:
@@ -53,7 +62,7 @@ def find_realize(sink: UOp) -> set[UOp]:
       for c in children.get(u, []):
         if c.op is Ops.SINK: found.add(u); continue
         if c.op is Ops.ASSIGN and c.src[0] is u: return False
-        if c.op not in GroupOp.Elementwise and c.op not in (Ops.RESHAPE, *roots): return False
+        if c.op not in fusable and c.op not in roots: return False
         if c not in seen: seen.add(c); stack.append(c)
     return len(found) <= 1
   realize |= {u for u in topo if u.op is Ops.REDUCE_AXIS and u not in realize and not fuses_forward(u)}

@@ -42,7 +42,7 @@ def render_const(v, dt: DType) -> str:
 class CStyleRenderer:
   kernel_prefix = "void"
   buffer_qualifier = "restrict"
-  parallel_threshold = 1 << 16  # below this much work the thread start-up costs more than it saves
+  parallel_threshold = 1 << 19  # below this much work, waking the other threads costs more than it saves
   def param(self, p: UOp, written: bool) -> str:
     return f"{'' if written else 'const '}{p.dtype.cname}* {self.buffer_qualifier} data{p.arg[0]}"
   def loop_open(self, r: UOp, name: str) -> str: return f"for (int {name} = 0; {name} < {r.src[0].arg}; {name}++) {{"
@@ -57,28 +57,31 @@ class CStyleRenderer:
     acc_ops: dict[UOp, Ops] = {u.src[0]: u.arg for u in uops if u.op is Ops.ACC_UPDATE}
     first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
     last_acc: UOp | None = None
-    n_accs = 0  # accumulators declared for the loop about to open
+    cur_accs: list[UOp] = []  # the accumulators of the reduction whose loops open next
     inlined: set[UOp] = set()
     def name(prefix: str) -> str:
       counts[prefix] += 1
       return f"{prefix}{counts[prefix] - 1}"
     def emit(s: str) -> None: lines.append("  " * depth + s)
-    for u in uops:
+    for i, u in enumerate(uops):
       op, dt = u.op, u.dtype
+      prev_op = uops[i - 1].op if i else None
       if op in (Ops.DEFINE_GLOBAL, Ops.SINK): r[u] = f"data{u.arg[0]}" if op is Ops.DEFINE_GLOBAL else ""; continue
       if op is Ops.CONST: r[u] = render_const(u.arg, dt); continue
       if op is Ops.DEFINE_VAR: r[u] = u.arg[0]; continue
       if op is Ops.RANGE:
         r[u] = name("gidx" if u.arg[1] == "global" else "ridx")
-        nxt = uops[uops.index(u) + 1]
-        red_op = acc_ops.get(last_acc) if u.arg[1] == "reduce" and n_accs == 1 else None
+        nxt = uops[i + 1]
+        red_op = acc_ops.get(last_acc) if u.arg[1] == "reduce" and len(cur_accs) == 1 else None
         red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{r[last_acc]})" if red_op else ""
         simd = " simd" if red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(last_acc.dtype) and nxt.op is not Ops.RANGE else ""
         if u is first_loop and p.parallel: emit(f"#pragma omp parallel for{simd}{red}")
         elif simd: emit(f"#pragma omp simd{red}")
-        emit(self.loop_open(u, r[u])); depth += 1; n_accs = 0; continue
+        emit(self.loop_open(u, r[u])); depth += 1; continue
       if op is Ops.ENDRANGE: depth -= 1; emit("}"); continue
-      if op is Ops.DEFINE_ACC: last_acc, r[u], n_accs = u, f"acc{u.arg}", n_accs + 1; emit(f"{dt.cname} {r[u]} = {r[u.src[0]]};"); continue
+      if op is Ops.DEFINE_ACC:
+        cur_accs = cur_accs + [u] if prev_op is Ops.DEFINE_ACC else [u]
+        last_acc, r[u] = u, f"acc{u.arg}"; emit(f"{dt.cname} {r[u]} = {r[u.src[0]]};"); continue
       if op is Ops.ACC_UPDATE:
         a, v = r[u.src[0]], r[u.src[1]]
         upd = code_for_op[Ops.MAX](dt, [a, v]) if u.arg is Ops.MAX else f"{a} {'+' if u.arg is Ops.ADD else '*'} {v}"

@@ -45,17 +45,19 @@ def _sum(terms: list[UOp], like: UOp) -> UOp:
   return out
 
 def _divmod_split(x: UOp, c: UOp, mod: bool) -> UOp | None:
-  """(a*c + b) // c -> a + b // c and (a*c + b) % c -> b % c, for non-negative integer sums."""
+  """For a sum of non-negative terms base*k: x // d = sum(base*(k//d)) + sum(base*(k%d)) // d, and
+  x % d = sum(base*(k%d)) % d. E.g. (i*4 + j) // 4 -> i + j//4 and (r*9 + c) % 8 -> (r + c) % 8."""
   d = c.arg
-  if d <= 0 or x.vmin < 0 or x.op is not Ops.ADD: return None
-  quo, rem = [], []
+  if d <= 0 or x.vmin < 0 or x.op not in (Ops.ADD, Ops.MUL): return None
+  quo, rem, changed = [], [], False
   for t in _terms(x):
     base, k = _term_coef(t)
-    if k % d == 0: quo.append(x.const_like(k // d) if base is None else (base if k // d == 1 else base * (k // d)))
-    else: rem.append(t)
-  if not quo: return None
+    if k < 0 or (base is not None and base.vmin < 0): return None
+    q, r = divmod(k, d)
+    if q: quo.append(x.const_like(q) if base is None else (base if q == 1 else base * q)); changed = True
+    if r: rem.append(x.const_like(r) if base is None else (base if r == 1 else base * r))
+  if not changed: return None
   r = _sum(rem, x)
-  if r.vmin < 0: return None
   return UOp(Ops.MOD, x.dtype, (r, c)) if mod else _sum(quo, x) + UOp(Ops.IDIV, x.dtype, (r, c))
 
 def _recombine(x: UOp) -> UOp | None:

@@ -1,0 +1,82 @@
+"""Train a small CNN on handwritten digits, tinygrad style (Conv2d, ReLU, BatchNorm, max_pool2d, Linear, Adam, TinyJit).
+Data: the 8x8 digits scikit-learn ships inside its package (no download), or MNIST when MNIST_DIR points at a folder
+with its IDX files (train-images-idx3-ubyte[.gz], ...).
+  python examples/beautiful_digits.py            STEPS=300 BS=128 LR=0.002 are the defaults
+  VIZ=1 python examples/beautiful_digits.py      watch every rewrite and kernel while it trains"""
+from __future__ import annotations
+import gzip, os, pathlib, struct, sys, time
+from tinygrad import Tensor, TinyJit, nn, GlobalCounters
+from tinygrad.helpers import getenv
+from tinygrad.nn.state import get_parameters
+
+def _idx(path: pathlib.Path):
+  import numpy as np
+  raw = path.read_bytes()
+  if raw[:2] == b"\x1f\x8b": raw = gzip.decompress(raw)
+  ndim = raw[3]
+  shape = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
+  return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+
+def load_data():
+  import numpy as np
+  if (d := os.environ.get("MNIST_DIR")):
+    def find(stem: str) -> pathlib.Path:
+      for p in (pathlib.Path(d) / stem, pathlib.Path(d) / f"{stem}.gz"):
+        if p.exists(): return p
+      raise FileNotFoundError(f"MNIST_DIR={d} has no {stem}[.gz]")
+    X_train, Y_train = _idx(find("train-images-idx3-ubyte")), _idx(find("train-labels-idx1-ubyte"))
+    X_test, Y_test = _idx(find("t10k-images-idx3-ubyte")), _idx(find("t10k-labels-idx1-ubyte"))
+    scale = 255.0
+  else:
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    X, Y = digits.images, digits.target
+    order = np.random.default_rng(1337).permutation(len(X))
+    X, Y = X[order], Y[order]
+    n_train = int(len(X) * 0.8)
+    X_train, Y_train, X_test, Y_test = X[:n_train], Y[:n_train], X[n_train:], Y[n_train:]
+    scale = 16.0
+  f = lambda x: Tensor((x.astype(np.float32) / scale - 0.5)[:, None])
+  return f(X_train), Tensor(Y_train.astype(np.int32)), f(X_test), Tensor(Y_test.astype(np.int32))
+
+class Model:
+  def __init__(self, size: int):
+    self.layers = [
+      nn.Conv2d(1, 32, 3, padding=1), Tensor.relu, nn.Conv2d(32, 32, 3, padding=1), Tensor.relu,
+      nn.BatchNorm(32), Tensor.max_pool2d,
+      nn.Conv2d(32, 64, 3, padding=1), Tensor.relu, nn.BatchNorm(64), Tensor.max_pool2d,
+      lambda x: x.flatten(1), nn.Linear(64 * (size // 4) ** 2, 10)]
+  def __call__(self, x: Tensor) -> Tensor: return x.sequential(self.layers)
+
+def train(steps: int = getenv("STEPS", 300), bs: int = getenv("BS", 128), lr: float = float(getenv("LR", "0.002")), log=print) -> float:
+  X_train, Y_train, X_test, Y_test = load_data()
+  Tensor.manual_seed(getenv("SEED", 42))
+  model = Model(X_train.shape[-1])
+  opt = nn.optim.Adam(get_parameters(model), lr=lr)
+
+  @TinyJit
+  def train_step(x: Tensor, y: Tensor) -> Tensor:
+    with Tensor.train():
+      opt.zero_grad()
+      loss = model(x).sparse_categorical_crossentropy(y).backward()
+      return loss.realize(*opt.schedule_step())
+
+  @TinyJit
+  def test_acc(x: Tensor, y: Tensor) -> Tensor: return (model(x).argmax(axis=1) == y).mean() * 100
+
+  acc, st = float("nan"), time.perf_counter()
+  for i in range(steps):
+    samples = Tensor.randint(bs, high=X_train.shape[0])
+    loss = train_step(X_train[samples].contiguous(), Y_train[samples].contiguous())
+    if i % 25 == 24 or i == steps - 1: acc = test_acc(X_test, Y_test).item()
+    if i % 5 == 4 or i == steps - 1:
+      log(f"\rstep {i + 1:4d}/{steps}  loss: {loss.item():6.3f}  test_accuracy: {acc:5.2f}%  ({(i + 1) / (time.perf_counter() - st):5.1f} steps/s, "
+          f"{GlobalCounters.kernel_count} kernels)", end="" if sys.stdout.isatty() else "\n")
+  log("")
+  return acc
+
+if __name__ == "__main__":
+  acc = train()
+  target = getenv("TARGET_ACC", 95.0)
+  print(f"test accuracy {acc:.2f}% {'>=' if acc >= target else '<'} {target}%")
+  if acc < target: sys.exit(1)
