@@ -1,0 +1,73 @@
+"""Training steps per second with TinyJit, side by side with PyTorch CPU in the same run (when torch is installed):
+the digits CNN of examples/beautiful_digits.py and a 784-128-10 MLP, batch 128, Adam.
+  python bench/train_bench.py [--quick]"""
+from __future__ import annotations
+import pathlib, sys, time
+import numpy as np
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
+from tinygrad import Tensor, TinyJit, nn
+from tinygrad.nn.state import get_parameters
+from beautiful_digits import Model
+
+BS = 128
+
+class MLP:
+  def __init__(self): self.l1, self.l2 = nn.Linear(784, 128), nn.Linear(128, 10)
+  def __call__(self, x: Tensor) -> Tensor: return self.l2(self.l1(x.flatten(1)).relu())
+
+def ours_steps_per_s(model, x_shape: tuple[int, ...], steps: int) -> float:
+  opt = nn.optim.Adam(get_parameters(model), lr=1e-3)
+  @TinyJit
+  def step(x: Tensor, y: Tensor) -> Tensor:
+    with Tensor.train():
+      opt.zero_grad()
+      loss = model(x).sparse_categorical_crossentropy(y).backward()
+      return loss.realize(*opt.schedule_step())
+  rng = np.random.default_rng(0)
+  x, y = Tensor(rng.standard_normal((BS, *x_shape), dtype=np.float32)).realize(), Tensor(rng.integers(0, 10, BS, dtype=np.int32)).realize()
+  for _ in range(3): step(x, y)  # run, capture, first replay
+  st = time.perf_counter()
+  for _ in range(steps): step(x, y)
+  step(x, y).item()
+  return (steps + 1) / (time.perf_counter() - st)
+
+def torch_steps_per_s(kind: str, steps: int) -> float | None:
+  try: import torch
+  except ImportError: return None
+  torch.manual_seed(0)
+  if kind == "cnn":
+    m = torch.nn.Sequential(torch.nn.Conv2d(1, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(32, 32, 3, padding=1), torch.nn.ReLU(),
+                            torch.nn.BatchNorm2d(32), torch.nn.MaxPool2d(2), torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(),
+                            torch.nn.BatchNorm2d(64), torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(256, 10))
+    x = torch.randn(BS, 1, 8, 8)
+  else:
+    m = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    x = torch.randn(BS, 1, 28, 28)
+  y = torch.randint(0, 10, (BS,))
+  opt = torch.optim.Adam(m.parameters(), lr=1e-3)
+  def step():
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(m(x), y)
+    loss.backward(); opt.step()
+    return loss
+  for _ in range(3): step()
+  st = time.perf_counter()
+  for _ in range(steps): step()
+  step().item()
+  return (steps + 1) / (time.perf_counter() - st)
+
+def main(quick: bool = False) -> None:
+  steps = 10 if quick else 40
+  Tensor.manual_seed(0)
+  try:
+    import torch
+    threads = torch.get_num_threads()
+  except ImportError: threads = None
+  for kind, model, shape in (("cnn", Model(8), (1, 8, 8)), ("mlp", MLP(), (1, 28, 28))):
+    ours = ours_steps_per_s(model, shape, steps)
+    theirs = torch_steps_per_s(kind, steps)
+    line = f"{kind} batch {BS}: ours {ours:7.1f} steps/s"
+    if theirs is not None: line += f"   torch {theirs:7.1f} steps/s ({threads} threads)   ours/torch {ours / theirs:5.2f}x   (target >= 0.5x)"
+    print(line)
+
+if __name__ == "__main__": main("--quick" in sys.argv)
