@@ -2,7 +2,7 @@
 import os as _os
 from tinygrad.dtype import dtypes, DType
 from tinygrad.device import Device
-from tinygrad.helpers import GlobalCounters, getenv, Context
+from tinygrad.helpers import GlobalCounters, getenv, Context, profile_marker
 from tinygrad.tensor import Tensor
 from tinygrad.engine.jit import TinyJit
 from tinygrad import nn

@@ -80,3 +80,8 @@ class GlobalCounters:
   mem_used: int = 0
   @staticmethod
   def reset() -> None: GlobalCounters.global_ops = GlobalCounters.global_mem = GlobalCounters.kernel_count = 0; GlobalCounters.time_sum_s = 0.0
+
+def profile_marker(name: str) -> None:
+  """A vertical line on the timeline (with VIZ or PROFILE set; free otherwise)."""
+  from tinygrad import tracing
+  if (t := tracing.tracer) is not None: t.marker(name, perf_ns())

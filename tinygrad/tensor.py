@@ -4,7 +4,9 @@ import math, random, struct, weakref, itertools
 from typing import Any, Sequence, Iterable
 from tinygrad.dtype import DType, dtypes, to_dtype, least_upper_dtype, least_upper_float
 from tinygrad.helpers import prod, argsort, normalize_axis, all_int, flatten, strides_for_shape
-from tinygrad.uop.ops import UOp, Ops
+from tinygrad.uop.ops import UOp, Ops, track_context
+from tinygrad import tracing
+from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
 from tinygrad.engine.schedule import new_buffer, create_schedule, is_contiguous_view
 from tinygrad.engine.realize import run_schedule, buffer_for
@@ -51,6 +53,17 @@ def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     if len(non1) > 1: raise ValueError(f"shapes {' and '.join(str(s) for s in shapes)} cannot broadcast together (dims {dims})")
     out.append(non1.pop() if non1 else 1)
   return tuple(out)
+
+def _tensor_call(fn):
+  """A span on the TENSOR track for each call of a user-facing method, when a tracer is installed."""
+  name = fn.__name__
+  def wrapper(self, *args, **kwargs):
+    if (t := tracing.tracer) is None: return fn(self, *args, **kwargs)
+    st = perf_ns()
+    try: return fn(self, *args, **kwargs)
+    finally: t.span("TENSOR", f"Tensor.{name}", st, perf_ns(), "tensor", {"shape": list(self.shape), "dtype": self.dtype.name})
+  wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = name, fn.__doc__, fn  # type: ignore[attr-defined]
+  return wrapper
 
 class Tensor:
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
@@ -115,6 +128,7 @@ class Tensor:
   def __bool__(self): raise TypeError("the truth value of a Tensor is ambiguous: use .item() or .numpy()")
 
   # ----- realizing
+  @_tensor_call
   def realize(self, *lst: Tensor) -> Tensor:
     """Run everything these tensors depend on; afterwards each tensor's uop is a view of a buffer."""
     Tensor.realize_all([self, *lst])
@@ -124,8 +138,15 @@ class Tensor:
     pending = [t for t in Tensor._pending_assigns if t.uop.op is Ops.ASSIGN] if with_pending_assigns else []
     if with_pending_assigns: Tensor._pending_assigns.clear()
     targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
-    items, becomes = create_schedule(targets)
-    run_schedule(items)
+    if (tr := tracing.tracer) is None:
+      items, becomes = create_schedule(targets)
+      run_schedule(items)
+    else:
+      st = perf_ns()
+      with track_context("schedule", f"schedule {', '.join(str(u.shape) for u in targets[:4])}{' ...' if len(targets) > 4 else ''}"):
+        items, becomes = create_schedule(targets)
+      tr.span("HOST", f"schedule {len(items)} items", st, perf_ns(), "schedule", {"kernels": sum(it.kind == "kernel" for it in items)})
+      run_schedule(items)
     # only the tensors realized take the buffers: another tensor with an identical (hash-consed) lazy graph must not
     # share storage with them, or an in-place assign to one would change the other
     for t in [*tensors, *pending]:
@@ -142,10 +163,12 @@ class Tensor:
     buf, shape = self._buffer()
     mv = buf.as_memoryview()
     return mv if self.dtype == dtypes.float16 or not shape or 0 in shape else mv.cast(self.dtype.fmt, shape)
+  @_tensor_call
   def numpy(self):
     import numpy as np
     buf, shape = self._buffer()
     return np.frombuffer(buf.copyout(), dtype=dtypes.to_np_name(self.dtype)).reshape(shape).copy()
+  @_tensor_call
   def tolist(self) -> Any:
     buf, shape = self._buffer()
     vals = list(struct.unpack(f"{buf.size}{self.dtype.fmt}", buf.copyout()))
@@ -704,6 +727,7 @@ class Tensor:
     if gradient.shape != self.shape: raise ValueError(f"gradient shape {gradient.shape} != tensor shape {self.shape}")
     grads = compute_gradient(self.uop, gradient, {t.uop for t in targets})
     return [g if (g := grads.get(t.uop)) is not None else t.zeros_like() for t in targets]
+  @_tensor_call
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad that self depends on."""
     in_graph = set(self.uop.toposort())

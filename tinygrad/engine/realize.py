@@ -62,7 +62,7 @@ def run_schedule(items: list[ScheduleItem]) -> None:
   prepared: list[tuple[ScheduleItem, Program | None, list[UOp]]] = []
   for it in items:
     if it.kind == "kernel":
-      ast, bufs = kernel_params(it)
+      ast, bufs = (it.params_ast, it.bufs) if it.params_ast is not None else kernel_params(it)
       prepared.append((it, get_program(ast, bufs[0].device), bufs))
     else: prepared.append((it, None, []))
   # one compiler call per device kind for everything new in this schedule

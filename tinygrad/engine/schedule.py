@@ -24,6 +24,8 @@ class ScheduleItem:
   ast: UOp            # kernel: SINK(STORE(out BUFFER, value)); copy: the COPY with its source a BUFFER
   outputs: tuple[UOp, ...]
   overwrites: UOp | None = None  # for an assign: the BUFFER whose storage the output reuses
+  params_ast: UOp | None = None  # the kernel with numbered parameters instead of buffers (see kernel_params)
+  bufs: list[UOp] | None = None  # the buffers those parameters stand for
 
 # movement ops that do nothing, and DETACH, go before anything is decided
 pm_early = PatternMatcher([
@@ -134,6 +136,8 @@ def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, U
   sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink)), bottom_up=True, name="schedule: mark realize points")
   items: list[ScheduleItem] = []
   sink = graph_rewrite(sink, pm_kernels, ctx=items, name="schedule: split into kernels")
+  for it in items:
+    if it.kind == "kernel": it.params_ast, it.bufs = kernel_params(it)
   return order_items(items), dict(zip(targets, sink.src))
 
 def _to_param(ctx: dict[UOp, UOp], b: UOp) -> UOp | None: return ctx.get(b)
