@@ -59,22 +59,21 @@ def test_view_of_a_buffer_needs_no_kernel():
   assert kernels(t.reshape(4)) == []
   assert len(kernels(t.T)) == 1
 
-def test_schedule_steps_are_named_rewrites(monkeypatch):
+def test_schedule_steps_are_named_rewrites_in_a_schedule_context():
   from tinygrad import tracing
-  names = []
-  class Rec:
-    capture_rewrites = True
-    def rewrite_begin(self, name, loc, sink): names.append(name)
-    def rewrite_match(self, *a): pass
-    def rewrite_end(self, sink): pass
-    def context_begin(self, *a): return 1
-    def context_end(self, *a): pass
-    def kernel(self, *a): return 1
-    def span(self, *a): pass
-    def counter(self, *a): pass
-  monkeypatch.setattr(tracing, "tracer", Rec())
-  (Tensor.rand(3, 5) * 7 + 1).sum(0).realize()
-  assert {"schedule: mark realize points", "schedule: split into kernels", "lower: index to loops"} <= set(names)
+  from profiler.recorder import Recorder
+  got = []
+  rec = Recorder("viz", sinks=[got.extend])
+  tracing.tracer = rec
+  try: (Tensor.rand(3, 5) * 7 + 1).sum(0).realize()
+  finally:
+    tracing.tracer = None
+    rec.close()
+  ctx_kind = {d["id"]: d["kind"] for d in got if d["type"] == "context_begin"}
+  rewrites = {d["name"]: ctx_kind[d["ctx"]] for d in got if d["type"] == "rewrite"}
+  assert rewrites["schedule: mark realize points"] == rewrites["schedule: split into kernels"] == "schedule"
+  assert rewrites["kernel: buffers to params"] == "schedule"
+  assert rewrites["lower: index to loops"] == "kernel"
 
 def test_kernel_whose_inputs_simplify_away_still_gets_the_right_buffers():
   # x*0 drops a buffer from the kernel body; the remaining ones must still line up with the arguments
