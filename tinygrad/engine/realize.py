@@ -41,7 +41,9 @@ def get_program(ast: UOp, device: str) -> Program:
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   dev = Device[device]
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)
-  p.parallel = first is not None and first.src[0].arg >= 2 and p.flops + p.mem_bytes // 4 >= dev.renderer.parallel_threshold
+  # only compute-bound kernels use every core: one core already saturates memory on a streaming kernel, and a
+  # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled
+  p.parallel = first is not None and first.src[0].arg >= 2 and p.flops >= dev.renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4)
   p.src = dev.renderer.render(p)
   p.ctx_id = tc.id  # type: ignore[attr-defined]
   p.kernel_id = -1  # type: ignore[attr-defined]
