@@ -79,9 +79,11 @@ pm_lower_index = PatternMatcher([
    lambda x, g, j: UOp(Ops.LOAD, x.dtype, (x, j, g))),
 ])
 
-# a gate that folded to True is dropped from the load
+# a gate that folded to True is dropped from the load; a gated load already gives 0 where its gate is false
 pm_clean_gates = PatternMatcher([
   (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("j"), UPat.const(dtypes.bool, True))), lambda b, j: UOp(Ops.LOAD, b.dtype, (b, j))),
+  (UPat(Ops.WHERE, src=(UPat.var("g"), UPat(Ops.LOAD, name="ld", src=(UPat.var(), UPat.var(), UPat.var("g"))), UPat.cvar("z"))),
+   lambda g, ld, z: ld if z.arg == 0 else None),
 ])
 
 def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
@@ -94,6 +96,6 @@ def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
   lin = _c(0)
   for v, st in zip(glbl, strides_for_shape(shape)): lin = lin + v * st
   sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.STORE, dtypes.void, (out, lin, index(value, TRUE, tuple(glbl)))),))
-  sink = graph_rewrite(sink, pm_lower_index + symbolic, ctx=ctx, name="lower: index to loops")
+  sink = graph_rewrite(sink, pm_lower_index + symbolic + pm_clean_gates, ctx=ctx, name="lower: index to loops")
   sink = graph_rewrite(sink, symbolic + pm_clean_gates, name="lower: simplify")
   return sink, [r for r in glbl if r.op is Ops.RANGE]

@@ -14,24 +14,32 @@ MAX_UPCAST = 128
 def _depends(u: UOp, r: UOp, memo: dict) -> bool:
   return r in memo.setdefault(u, set(x for x in u.toposort() if x.op is Ops.RANGE))
 
+def _factor(size: int, fs: tuple[int, ...]) -> int | None:
+  """The upcast factor for a dim: all of it when small, else the first of fs that divides it."""
+  if 2 <= size <= max(fs): return size
+  return next((f for f in fs if size % f == 0), None)
+
 def choose_upcasts(sink: UOp, granges: list[UOp]) -> list[tuple[UOp, int]]:
-  """(global range, factor) pairs: the innermost global dim by up to 16 and one outer dim by up to 8, each only where
-  a load inside a reduction does not depend on it (so the copies share that load)."""
+  """(global range, factor) pairs for register blocking: the innermost global dim, and then the dim that lets the
+  copies share the loads the first choice does not (in a matmul: n shares A's loads, then m shares B's; in a conv:
+  x shares the weights, then the output channel shares the input)."""
   if getenv("NOOPT", 0) or not granges: return []
   topo = sink.toposort()
   reduces = [u for u in topo if u.op is Ops.REDUCE]
   if not reduces or prod(r.src[0].arg for r in reduces[0].src[1:]) < 8: return []
-  loads = [u for r in reduces for u in r.src[0].toposort() if u.op is Ops.LOAD]
+  loads = list(dict.fromkeys(u for r in reduces for u in r.src[0].toposort() if u.op is Ops.LOAD))
   memo: dict = {}
-  def reused(g: UOp) -> bool: return any(not _depends(ld.src[1], g, memo) for ld in loads)
+  def shared(g: UOp) -> set[UOp]: return {ld for ld in loads if not _depends(ld.src[1], g, memo)}
   out: list[tuple[UOp, int]] = []
   last = granges[-1]
-  for f in (16, 8, 4):
-    if last.src[0].arg % f == 0 and last.src[0].arg > f and reused(last): out.append((last, f)); break
-  for g in reversed(granges[:-1]):
-    for f in (8, 4):
-      if g.src[0].arg % f == 0 and g.src[0].arg >= f and reused(g) and prod(x[1] for x in out) * f <= MAX_UPCAST: out.append((g, f)); break
-    if len(out) == 2: break
+  if shared(last) and (f := _factor(last.src[0].arg, (16, 8, 4))) is not None: out.append((last, f))
+  done = shared(out[0][0]) if out else set()
+  budget = MAX_UPCAST // (out[0][1] if out else 1)
+  cands = [g for g in reversed(granges) if g is not last and shared(g)]
+  cands.sort(key=lambda g: -len(shared(g) - done))  # stable: among equals the inner dim wins
+  for g in cands:
+    if (f := _factor(g.src[0].arg, tuple(x for x in (8, 4) if x <= budget))) is not None and f <= budget:
+      out.append((g, f)); break
   return out
 
 class _Upcast:
@@ -58,5 +66,6 @@ def apply_opts(sink: UOp, granges: list[UOp]) -> tuple[UOp, list[UOp]]:
     nid += 1
     plan.append((g, outer, f))
     if outer.op is Ops.RANGE: new_granges.append(outer)
-  sink = graph_rewrite(sink, pm_upcast + symbolic, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}")
+  from tinygrad.codegen.lowerer import pm_clean_gates
+  sink = graph_rewrite(sink, pm_upcast + symbolic + pm_clean_gates, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}")
   return sink, new_granges

@@ -101,6 +101,8 @@ identities = PatternMatcher([
 
 # reassociation of constants: t + 3 + 4 -> t + 7, t * 2 * 3 -> t * 6, and constants to the right
 reassociation = PatternMatcher([
+  # integer x - c is x + (-c), so constants meet in one place: (i + 1) - 1 -> i
+  (UPat(Ops.SUB, dtype=dtypes.ints, src=(UPat.var("x"), UPat.cvar("c"))), lambda x, c: x + (-c.arg)),
   ((UPat.var("x") + UPat.cvar("c1")) + UPat.cvar("c2"), lambda x, c1, c2: _reassoc(x, c1, c2, Ops.ADD) if x.op is not Ops.CONST else None),
   ((UPat.var("x") * UPat.cvar("c1")) * UPat.cvar("c2"), lambda x, c1, c2: _reassoc(x, c1, c2, Ops.MUL) if x.op is not Ops.CONST else None),
   # (x + c) + y -> (x + y) + c keeps constants outermost, where the rule above can merge them
