@@ -8,11 +8,13 @@ from tinygrad.engine.jit import TinyJit
 from tinygrad import nn
 from tinygrad.uop.ops import UOp, Ops
 
-# the one hook: with VIZ or PROFILE set, the profiler's recorder is installed (it costs nothing otherwise)
+# the one hook: with VIZ or PROFILE set, the profiler's recorder is installed (it costs nothing otherwise);
+# VIZ=1 also streams it to the viz server (started or joined in the background); VIZ=-1 and PROFILE=1 only write the file
 if _os.environ.get("VIZ", "0") not in ("", "0") or _os.environ.get("PROFILE", "0") not in ("", "0"):
   try:
-    from profiler import recorder as _recorder
-    _recorder.install()
+    from profiler import recorder as _recorder, live as _live
+    _rec = _recorder.install()
+    if _live.wanted(): _live.start(_rec)
   except ImportError as e:
     import warnings
     warnings.warn(f"VIZ/PROFILE is set but the profiler could not be loaded: {e}")

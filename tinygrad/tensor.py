@@ -54,6 +54,13 @@ def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(non1.pop() if non1 else 1)
   return tuple(out)
 
+class _WeakTensors:
+  """A weak set of Tensors keyed by identity (WeakSet compares members with ==, which on Tensors builds a graph)."""
+  def __init__(self): self.refs: dict[int, weakref.ref] = {}
+  def add(self, t: Tensor) -> None: self.refs[id(t)] = weakref.ref(t, lambda _, k=id(t): self.refs.pop(k, None))
+  def clear(self) -> None: self.refs.clear()
+  def __iter__(self): return iter([t for r in list(self.refs.values()) if (t := r()) is not None])
+
 def _tensor_call(fn):
   """A span on the TENSOR track for each call of a user-facing method, when a tracer is installed."""
   name = fn.__name__
@@ -65,13 +72,14 @@ def _tensor_call(fn):
   wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = name, fn.__doc__, fn  # type: ignore[attr-defined]
   return wrapper
 
-class Tensor:
+class Tensor:  # noqa: PLW1641
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
   __slots__ = ("uop", "requires_grad", "grad", "_ctx", "__weakref__")
   training: bool = False
-  _rng = random.Random(0)
-  _live: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
-  _pending_assigns: "weakref.WeakSet[Tensor]" = weakref.WeakSet()  # realized with the next realize, like tinygrad
+  _seed, _draws = 0, 0  # random numbers: the seed and how many tensors were drawn since it was set
+  _rng_step: dict[str, Tensor] = {}  # per device: a buffer TinyJit bumps before each replay
+  _live: _WeakTensors  # every Tensor alive (backward finds the ones that require grad here)
+  _pending_assigns: _WeakTensors  # assigns not yet realized: they run with the next realize, as in tinygrad
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dev = Device.canonicalize(device)
@@ -154,8 +162,9 @@ class Tensor:
   def contiguous(self) -> Tensor: return self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)), requires_grad=False)
   def _buffer(self) -> tuple[Buffer, tuple[int, ...]]:
-    t = self if self.device in ("CPU", "PYTHON") or self.device.startswith("CPU") or self.device.startswith("PYTHON") else self.to("CPU")
-    t = t.contiguous().realize()
+    """Realize this tensor (in place, as tinygrad users expect after .numpy()) and return its host buffer."""
+    self.realize()
+    t = self if self.device.partition(":")[0] in ("CPU", "PYTHON") else self.to("CPU").realize()
     u = t.uop
     while u.op is Ops.RESHAPE: u = u.src[0]
     return buffer_for(u).ensure_allocated(), self.shape
@@ -200,7 +209,7 @@ class Tensor:
 
   # ----- creation
   @staticmethod
-  def manual_seed(seed: int = 0) -> None: Tensor._rng = random.Random(seed)
+  def manual_seed(seed: int = 0) -> None: Tensor._seed, Tensor._draws = seed, 0
   @staticmethod
   def _shape_arg(shape: tuple) -> tuple[int, ...]:
     s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
@@ -239,22 +248,42 @@ class Tensor:
     if n < 0 or m < 0: raise ValueError(f"eye needs non-negative sizes, got {n}, {m}")
     return (Tensor.arange(n, device=device).reshape(n, 1) == Tensor.arange(m, device=device).reshape(1, m)).cast(to_dtype(dtype) if dtype else dtypes.default_float).requires_grad_(kw.get("requires_grad"))
   @staticmethod
+  def _random_bits(n: int, device: str) -> Tensor:
+    """n uniformly random uint32s computed on the device: a hash of (seed, draw number, jit step, element index).
+    The draw number is copied in with each draw; the jit step is a device buffer that TinyJit bumps before each
+    replay, so a replayed step draws new numbers without any Python running."""
+    if (step := Tensor._rng_step.get(device)) is None:
+      step = Tensor._rng_step[device] = Tensor([0], dtype=dtypes.uint32, device=device).contiguous().realize()
+    Tensor._draws += 1
+    # the key is data, not a constant of the kernel, so every draw of this size reuses one compiled kernel
+    key = Tensor([(Tensor._seed * 0xC2B2AE35 + Tensor._draws * 0x27D4EB2F) % (1 << 32)], dtype=dtypes.uint32, device=device)
+    x = Tensor.arange(n, dtype=dtypes.uint32, device=device) * 0x9E3779B9 + (step * 0x85EBCA6B + key)
+    for mul in (0x7FEB352D, 0x846CA68B):  # a 32-bit integer hash: xor-shift, multiply, xor-shift
+      x = (x ^ (x >> 16)) * mul
+    return x ^ (x >> 15)
+  @staticmethod
   def rand(*shape, dtype=None, device=None, **kw) -> Tensor:
+    """Uniform in [0, 1)."""
     shape = Tensor._shape_arg(shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-    r = Tensor._rng.random
-    return Tensor._from_values([r() for _ in range(prod(shape))], shape, dt, device, **kw)
+    dev = Device.canonicalize(device)
+    if prod(shape) == 0: return Tensor.zeros(*shape, dtype=dt, device=dev, **kw)
+    u = (Tensor._random_bits(prod(shape), dev) >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))
+    return Tensor(u.cast(dt).reshape(shape).uop, **kw)
   @staticmethod
   def randn(*shape, dtype=None, device=None, **kw) -> Tensor:
+    """Standard normal (Box-Muller)."""
     shape = Tensor._shape_arg(shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-    g = Tensor._rng.gauss
-    return Tensor._from_values([g(0.0, 1.0) for _ in range(prod(shape))], shape, dt, device, **kw)
+    u = Tensor.rand(2, *shape, device=device)
+    n = (1 - u[0]).log().mul(-2).sqrt() * (u[1] * (2 * math.pi)).cos()
+    return Tensor(n.cast(dt).uop, **kw)
   @staticmethod
   def randint(*shape, low=0, high=10, dtype=dtypes.int32, device=None, **kw) -> Tensor:
     shape = Tensor._shape_arg(shape)
-    ri = Tensor._rng.randrange
-    return Tensor._from_values([ri(low, high) for _ in range(prod(shape))], shape, to_dtype(dtype), device, **kw)
+    if high <= low: raise ValueError(f"randint needs low < high, got {low} and {high}")
+    r = (Tensor.rand(*shape, device=device) * (high - low)).floor() + low
+    return Tensor(r.clip(low, high - 1).cast(to_dtype(dtype)).uop, **kw)
   @staticmethod
   def normal(*shape, mean=0.0, std=1.0, **kw) -> Tensor: return (std * Tensor.randn(*shape, **kw)) + mean
   @staticmethod
@@ -826,3 +855,5 @@ class Tensor:
     s, d = Tensor._pair(stride if stride is not None else k), Tensor._pair(dilation)
     x = self._pad2d(padding)
     return x._pool(k, s, d).mean((-2, -1))
+
+Tensor._live, Tensor._pending_assigns = _WeakTensors(), _WeakTensors()
