@@ -1,0 +1,216 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { layout, edgesFromSrc, positionsOf, edgePolyline, DEFAULTS } from "../../viz/frontend/graph/layout.js";
+import { irGraph, hubIds, rewriteStep } from "../../bench/layout_bench.mjs";
+
+const chain = (ids) => ids.map((id, i) => ({ id, src: i ? [ids[i - 1]] : [] }));
+
+function assertDownward(nodes, edges, r) {
+  const at = new Map(nodes.map((u, i) => [u.id, i]));
+  for (const [a, b] of edges) {
+    const i = at.get(a), j = at.get(b);
+    if (r.layer[i] < 0 || r.layer[j] < 0) continue;
+    assert.ok(r.layer[i] < r.layer[j], `edge ${a}->${b}: layer ${r.layer[i]} not above ${r.layer[j]}`);
+    assert.ok(r.y[i] < r.y[j]);
+  }
+}
+
+function assertNoOverlap(nodes, r, sep = DEFAULTS.nodeSep) {
+  const byLayer = new Map();
+  nodes.forEach((u, i) => { if (r.layer[i] >= 0) (byLayer.get(r.layer[i]) ?? byLayer.set(r.layer[i], []).get(r.layer[i])).push(i); });
+  for (const row of byLayer.values()) {
+    row.sort((a, b) => r.x[a] - r.x[b]);
+    for (let k = 1; k < row.length; k++) {
+      const a = row[k - 1], b = row[k];
+      const space = r.x[b] - nodes[b].width / 2 - (r.x[a] + nodes[a].width / 2);
+      assert.ok(space >= sep - 1e-6, `nodes ${nodes[a].id} and ${nodes[b].id} are ${space}px apart`);
+    }
+  }
+}
+
+test("every edge points down: sources above users, the SINK at the bottom", () => {
+  const nodes = irGraph(800), edges = edgesFromSrc(nodes), r = layout(nodes, edges);
+  assertDownward(nodes, edges, r);
+  const sink = nodes.length - 1;
+  assert.equal(nodes[sink].op, "SINK");
+  assert.equal(r.layer[sink], r.layers - 1);
+});
+
+test("ALAP: a source sits right above its first user", () => {
+  const nodes = [...chain([0, 1, 2, 3]), { id: 9, src: [] }];
+  nodes[3].src.push(9);  // 9 is used only by the last node
+  const r = layout(nodes, edgesFromSrc(nodes));
+  assert.deepEqual([...r.layer], [0, 1, 2, 3, 2]);
+});
+
+test("no two nodes of a layer overlap", () => {
+  const nodes = irGraph(1500, 7), r = layout(nodes, edgesFromSrc(nodes));
+  assertNoOverlap(nodes, r);
+  assert.ok(r.dummies > 0);
+});
+
+test("deterministic: the same input gives the same output", () => {
+  const a = irGraph(600, 3), b = irGraph(600, 3), ra = layout(a, edgesFromSrc(a));
+  assert.deepEqual(ra, layout(b, edgesFromSrc(b)));
+  const next = rewriteStep(a, 300), prev = positionsOf(a, ra);
+  assert.deepEqual(layout(next, edgesFromSrc(next), { prev }), layout(next, edgesFromSrc(next), { prev: positionsOf(b, ra) }));
+});
+
+test("edges as a flat typed array lay out the same as pairs", () => {
+  const nodes = irGraph(300), pairs = edgesFromSrc(nodes);
+  assert.deepEqual(layout(nodes, Int32Array.from(pairs.flat())), layout(nodes, pairs));
+});
+
+test("edge routes run down from the source's bottom to the user's top", () => {
+  const nodes = irGraph(400, 5), edges = edgesFromSrc(nodes), r = layout(nodes, edges);
+  const near = (a, b) => Math.abs(a - b) < 1e-3;
+  let long = 0;
+  edges.forEach(([a, b], e) => {
+    const own = r.points.subarray(r.pointStart[e], r.pointStart[e + 1]), line = edgePolyline(r, e);
+    assert.equal(own.length, 4);
+    assert.ok(near(own[2], r.x[b]) && near(own[3], r.y[b] - nodes[b].height / 2), "own part ends at the user's top");
+    assert.ok(near(line[0], r.x[a]) && near(line[1], r.y[a] + nodes[a].height / 2), "whole line starts at the source's bottom");
+    assert.deepEqual(line.subarray(line.length - 4), own);
+    for (let p = 3; p < line.length; p += 2) assert.ok(line[p] >= line[p - 2], "routes never go up");
+    if (r.layer[b] - r.layer[a] > 1) {
+      long++;
+      const bus = r.busPoints.subarray(r.busPointStart[a], r.busPointStart[a + 1]);
+      assert.deepEqual(line.subarray(0, line.length - 4), bus.subarray(0, line.length - 4), "a long edge follows its source's bus");
+      assert.ok(near(own[1], r.layerBottom[r.layer[b] - 1]), "and leaves it in the layer above its user");
+    }
+  });
+  assert.ok(long > 0);
+});
+
+test("a bus is one line per source, however many long edges it carries", () => {
+  const nodes = [{ id: "c", src: [] }, ...chain([0, 1, 2, 3, 4, 5])];
+  for (const u of nodes.slice(1)) u.src.push("c");  // a hub used by every node of a chain
+  const r = layout(nodes, edgesFromSrc(nodes));
+  assert.equal(r.layer[0], 0);
+  assert.equal(r.dummies, 5);  // layers 1..5 between the hub (layer 0) and its lowest user (layer 6)
+  assert.deepEqual([r.busStart[0], r.busStart[1]], [0, 5]);
+});
+
+test("hub nodes given as inline are left out", () => {
+  const nodes = irGraph(500), edges = edgesFromSrc(nodes), hubs = new Set(hubIds(nodes));
+  const r = layout(nodes, edges, { inline: hubs });
+  nodes.forEach((u, i) => {
+    assert.equal(r.layer[i] < 0, hubs.has(u.id));
+    assert.equal(Number.isNaN(r.x[i]), hubs.has(u.id));
+  });
+  edges.forEach(([a, b], e) => assert.equal(r.pointStart[e + 1] === r.pointStart[e], hubs.has(a) || hubs.has(b)));
+  assertDownward(nodes, edges, r);
+  assertNoOverlap(nodes, r);
+  assert.ok(r.dummies < layout(nodes, edges).dummies);
+});
+
+test("stability: replacing one node keeps the other nodes where they were", () => {
+  const nodes = irGraph(1000, 11), r0 = layout(nodes, edgesFromSrc(nodes)), prev = positionsOf(nodes, r0);
+  for (const victim of [200, 500, 900]) {
+    // the rewrite: node `victim` becomes a new node with a new id, the same sources, the same users
+    const fresh = 100000 + victim;
+    const next = nodes.map((u) => (u.id === victim ? { ...u, id: fresh } : { ...u, src: u.src.map((s) => (s === victim ? fresh : s)) }));
+    const r1 = layout(next, edgesFromSrc(next), { prev });
+    let kept = 0, total = 0;
+    next.forEach((u, i) => {
+      if (u.id === fresh) return;
+      total++;
+      if (Math.abs(r1.x[i] - prev.get(u.id).x) < 0.5 && Math.abs(r1.y[i] - prev.get(u.id).y) < 0.5) kept++;
+    });
+    assert.ok(kept / total > 0.95, `only ${kept}/${total} kept their position`);
+    assertNoOverlap(next, r1);
+    assertDownward(next, edgesFromSrc(next), r1);
+  }
+});
+
+test("stability: after a rewrite that rebuilds the users, every old node keeps x and y", () => {
+  const nodes = irGraph(1000, 11), r0 = layout(nodes, edgesFromSrc(nodes)), prev = positionsOf(nodes, r0);
+  for (const remove of [false, true]) for (const victim of [100, 500, 700]) {
+    const next = rewriteStep(nodes, victim, remove), r1 = layout(next, edgesFromSrc(next), { prev });
+    const old = next.map((u, i) => [prev.get(u.id), i]).filter(([p]) => p);
+    const kept = old.filter(([p, i]) => Math.abs(r1.x[i] - p.x) < 0.5 && Math.abs(r1.y[i] - p.y) < 0.5).length;
+    assert.ok(kept / old.length > 0.95, `${remove ? "remove" : "replace"} ${victim}: ${kept}/${old.length} kept their place`);
+    assert.ok(old.length < next.length, "the rewrite renamed some nodes");
+    assertNoOverlap(next, r1);
+    assertDownward(next, edgesFromSrc(next), r1);
+  }
+});
+
+test("stability: a new node goes next to its neighbours; the rest stay", () => {
+  const nodes = irGraph(400, 2), r0 = layout(nodes, edgesFromSrc(nodes)), prev = positionsOf(nodes, r0);
+  const user = nodes[300], next = [...nodes.map((u) => ({ ...u })), { id: "new", src: [user.src[0]], width: 100, height: 28 }];
+  next[300].src = ["new", ...user.src.slice(1)];
+  const r1 = layout(next, edgesFromSrc(next), { prev });
+  const moved = nodes.filter((u, i) => Math.abs(r1.x[i] - prev.get(u.id).x) >= 0.5).length;
+  assert.ok(moved < nodes.length * 0.05, `${moved} nodes moved`);
+  assert.ok(Math.abs(r1.x[next.length - 1] - r1.x[300]) < 600, "the new node sits near its user");
+  assertNoOverlap(next, r1);
+});
+
+test("a graph that would need O(V^2) dummies stays within the dummy budget", () => {
+  // node i reads i-1 and i/4: long edges of every length
+  const nodes = Array.from({ length: 2000 }, (_, i) => ({ id: i, src: i ? [i - 1, i >> 2] : [], width: 80, height: 28 }));
+  const edges = edgesFromSrc(nodes), r = layout(nodes, edges);
+  assert.ok(r.dummies <= 3 * (nodes.length + edges.length) + 1000);
+  assertDownward(nodes, edges, r);
+  assertNoOverlap(nodes, r);
+  edges.forEach(([a], e) => {
+    const line = edgePolyline(r, e);
+    assert.ok(Math.abs(line[0] - r.x[a]) < 1e-3 && Math.abs(line[1] - (r.y[a] + 14)) < 1e-3);
+  });
+  assert.ok(layout(nodes, edges, { maxDummies: 0 }).dummies === 0);
+});
+
+test("0 and 1 node", () => {
+  const r0 = layout([], []);
+  assert.equal(r0.x.length, 0);
+  assert.equal(r0.points.length, 0);
+  assert.deepEqual([...r0.pointStart], [0]);
+  const r1 = layout([{ id: "a", width: 50, height: 20 }], []);
+  assert.deepEqual([...r1.layer], [0]);
+  assert.ok(Number.isFinite(r1.x[0]) && Number.isFinite(r1.y[0]));
+  assert.deepEqual(r1.bounds, { x0: 0, y0: 0, x1: 50, y1: 20 });
+});
+
+test("disconnected components are all laid out without overlaps", () => {
+  const nodes = [...chain([1, 2, 3]), ...chain([10, 11]), { id: 20, src: [] }, ...chain([30, 31, 32, 33])];
+  const edges = edgesFromSrc(nodes), r = layout(nodes, edges);
+  assert.ok([...r.x, ...r.y].every(Number.isFinite));
+  assertDownward(nodes, edges, r);
+  assertNoOverlap(nodes.map((u) => ({ ...u, width: DEFAULTS.nodeWidth })), r);
+});
+
+test("multi-edges: a source used twice by one node gets two routes", () => {
+  const nodes = [{ id: 0 }, { id: 1 }, { id: 2, src: [0, 0, 1] }], edges = edgesFromSrc(nodes), r = layout(nodes, edges);
+  assert.deepEqual(edges, [[0, 2], [0, 2], [1, 2]]);
+  assertDownward(nodes, edges, r);
+  const route = (e) => [...r.points.subarray(r.pointStart[e], r.pointStart[e + 1])];
+  assert.equal(route(0).length, 4);
+  assert.deepEqual(route(0), route(1));
+});
+
+test("bad input is tolerated: cycles, self loops, unknown ids", () => {
+  const nodes = [{ id: 0 }, { id: 1 }, { id: 2 }];
+  const r = layout(nodes, [[0, 1], [1, 2], [2, 0], [1, 1], [7, 0]]);
+  assert.ok([...r.x, ...r.y].every(Number.isFinite));
+  assert.equal(r.pointStart[4], r.pointStart[5]);  // the unknown id's edge has no route
+  assert.equal(r.pointStart[3], r.pointStart[4]);  // neither has the self loop
+  assert.ok(r.pointStart[3] - r.pointStart[2] >= 4);  // the edge closing the cycle is still drawn
+});
+
+test("the worker answers a request with its id and the layout", async () => {
+  const posted = [];
+  globalThis.self = { postMessage: (msg, transfer) => posted.push({ msg, transfer }) };
+  await import("../../viz/frontend/graph/layout_worker.js");
+  const nodes = irGraph(200), edges = edgesFromSrc(nodes);
+  self.onmessage({ data: { id: 42, nodes, edges } });
+  self.onmessage({ data: { id: 43, nodes: [{ id: 0 }], edges: [[0, "nope"]], prev: new Map([[0, { x: 5, y: 7 }]]) } });
+  self.onmessage({ data: { id: 44, nodes: null, edges: [] } });
+  delete globalThis.self;
+  assert.equal(posted[0].msg.id, 42);
+  assert.deepEqual(posted[0].msg.x, layout(nodes, edges).x);
+  assert.ok(posted[0].transfer.includes(posted[0].msg.points.buffer) && posted[0].transfer.includes(posted[0].msg.x.buffer));
+  assert.deepEqual([posted[1].msg.x[0], posted[1].msg.y[0]], [5, 7]);
+  assert.equal(posted[2].msg.id, 44);
+  assert.match(posted[2].msg.error, /./);
+});
