@@ -1,0 +1,63 @@
+// The kernel's code pane: its coloured name, launch sizes, the rendered source with syntax highlighting and
+// line numbers, and the lowered uop list. `highlightNode` marks the program line and source line a graph node
+// produced, where linemap.js can tell.
+import { highlight, tokensHTML } from "./highlight.js";
+import { mapNodesToUops, mapUopsToSource } from "./linemap.js";
+import { kernelNameHTML, kernelHints } from "../kernelname.js";
+
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+const fmtCount = (v) => (v >= 1e9 ? `${(v / 1e9).toFixed(2)} G` : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} K` : `${v}`);
+
+export class CodeView {
+  constructor(el) {
+    this.el = el;
+    this.kernel = null;
+    this.nodeToUop = new Map();
+    this.uopToSrc = new Map();
+    el.addEventListener("click", (e) => {
+      const row = e.target.closest(".uop-line");
+      if (row) this.markUop(Number(row.dataset.i), true);
+    });
+  }
+
+  /** Show `kernel` (the API's kernel JSON, with src and uops), or a message when null. */
+  show(kernel, message = "") {
+    this.kernel = kernel;
+    if (!kernel) { this.el.innerHTML = `<div class="empty">${esc(message || "No kernel for this context.")}</div>`; return; }
+    const src = highlight(kernel.src ?? "");
+    this.uopToSrc = mapUopsToSource(kernel.uops ?? [], kernel.src ?? "");
+    const sizes = `global ${JSON.stringify(kernel.global_size ?? [])}${kernel.local_size?.length ? ` local ${JSON.stringify(kernel.local_size)}` : ""}`;
+    this.el.innerHTML = `
+      <div class="code-head">
+        <div class="kernel-name">${kernelNameHTML(kernel.name, kernelHints(kernel))}</div>
+        <div class="muted mono">${esc(kernel.device)} · ${esc(sizes)} · ${fmtCount(kernel.flops ?? 0)}FLOP · ${fmtCount(kernel.mem_bytes ?? 0)}B</div>
+      </div>
+      <h3>Source <span class="muted">(${src.length} lines)</span></h3>
+      <pre class="code src-code">${src.map((toks, i) => `<div class="code-line" data-line="${i}"><span class="ln">${i + 1}</span>${tokensHTML(toks) || " "}</div>`).join("")}</pre>
+      <h3>UOps <span class="muted">(${(kernel.uops ?? []).length}, in program order)</span></h3>
+      <pre class="code uop-list">${(kernel.uops ?? []).map((l, i) => `<div class="uop-line" data-i="${i}"><span class="ln">${i}</span>${esc(l)}</div>`).join("")}</pre>`;
+  }
+
+  /** The graph now shown (its nodes), so a node can be found in the program. */
+  setGraphNodes(nodes) {
+    this.nodeToUop = this.kernel ? mapNodesToUops(nodes, this.kernel.uops ?? []) : new Map();
+  }
+
+  /** Mark the lines node `id` produced; returns {uop, line} indices (-1 when unknown). */
+  highlightNode(id, scroll = true) {
+    const uop = id === null || id === undefined ? -1 : this.nodeToUop.get(id) ?? -1;
+    return this.markUop(uop, scroll);
+  }
+
+  markUop(uop, scroll) {
+    for (const el of this.el.querySelectorAll(".hl")) el.classList.remove("hl");
+    if (uop < 0) return { uop: -1, line: -1 };
+    const line = this.uopToSrc.get(uop) ?? -1;
+    const u = this.el.querySelector(`.uop-line[data-i="${uop}"]`);
+    const s = line >= 0 ? this.el.querySelector(`.code-line[data-line="${line}"]`) : null;
+    u?.classList.add("hl");
+    s?.classList.add("hl");
+    if (scroll) (s ?? u)?.scrollIntoView({ block: "center" });
+    return { uop, line };
+  }
+}

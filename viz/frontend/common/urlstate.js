@@ -1,0 +1,73 @@
+// The URL hash holds the whole view state, so a reload or a shared link opens the same thing:
+//   #/rewrites?run=1&ctx=5&rw=8&step=3&node=42&code=1
+//   #/timeline?run=1&...            (the timeline keeps its own keys here too)
+// Pure: strings in, plain objects out. Keys this module does not know are kept as strings, in order.
+
+export const VIEWS = ["rewrites", "timeline"];
+export const DEFAULT_VIEW = "rewrites";
+
+// integer-valued keys (node ids may be negative: nodes the engine never interned)
+const INT_KEYS = new Set(["run", "ctx", "rw", "step", "node", "kernel"]);
+// written in this order, before any other key
+const ORDER = ["run", "ctx", "rw", "step", "node", "kernel", "hubs", "code", "q"];
+// picking something at one level clears the levels below it; another run clears every key but these
+const BELOW = { ctx: ["rw", "step", "node", "kernel"], rw: ["step", "node"] };
+const KEEP_ACROSS_RUNS = new Set(["hubs", "code", "tab"]);
+
+/** "#/view?k=v&..." -> {view, params}. Unknown views fall back to the default; bad integers are dropped. */
+export function parseHash(hash) {
+  let s = (hash ?? "").replace(/^#/, "").replace(/^\//, "");
+  const q = s.indexOf("?");
+  const path = q < 0 ? s : s.slice(0, q), query = q < 0 ? "" : s.slice(q + 1);
+  const view = VIEWS.includes(path) ? path : DEFAULT_VIEW;
+  const params = {};
+  for (const part of query.split("&")) {
+    if (!part) continue;
+    const eq = part.indexOf("=");
+    const k = decode(eq < 0 ? part : part.slice(0, eq)), v = eq < 0 ? "" : decode(part.slice(eq + 1));
+    if (!k) continue;
+    if (INT_KEYS.has(k)) { if (/^-?\d+$/.test(v)) params[k] = Number(v); }
+    else params[k] = v;
+  }
+  return { view, params };
+}
+
+/** {view, params} -> "#/view?k=v&..."; null, undefined and "" values are left out. */
+export function formatHash({ view = DEFAULT_VIEW, params = {} }) {
+  const keys = Object.keys(params).filter((k) => params[k] !== null && params[k] !== undefined && params[k] !== "");
+  keys.sort((a, b) => rank(a) - rank(b) || (rank(a) === ORDER.length ? (a < b ? -1 : a > b ? 1 : 0) : 0));
+  const query = keys.map((k) => `${encode(k)}=${encode(String(params[k]))}`).join("&");
+  return `#/${VIEWS.includes(view) ? view : DEFAULT_VIEW}${query ? "?" + query : ""}`;
+}
+
+/** A new state with `patch` merged into params (null/undefined deletes a key); `view` may change too. */
+export function withParams(state, patch = {}, view = state.view) {
+  const params = { ...state.params };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null || v === undefined) delete params[k];
+    else params[k] = v;
+  }
+  return { view, params };
+}
+
+/**
+ * Pick a value at one level of run > ctx > rw > step: the levels below it are cleared unless the patch
+ * sets them too. Choosing another run forgets everything of the old run (context, rewrite, step, node, the
+ * timeline's viewport and span, the search) and keeps the view preferences (hubs, code, tab).
+ */
+export function select(state, patch) {
+  const params = { ...state.params };
+  for (const [k, v] of Object.entries(patch)) {
+    if (params[k] === v) continue;
+    const below = k === "run" ? Object.keys(params).filter((b) => b !== "run" && !KEEP_ACROSS_RUNS.has(b)) : BELOW[k] ?? [];
+    for (const b of below) if (!(b in patch)) delete params[b];
+  }
+  return withParams({ view: state.view, params }, patch);
+}
+
+/** Two states describe the same view. */
+export const sameState = (a, b) => formatHash(a) === formatHash(b);
+
+function rank(k) { const i = ORDER.indexOf(k); return i < 0 ? ORDER.length : i; }
+function decode(s) { try { return decodeURIComponent(s.replace(/\+/g, " ")); } catch { return s; } }
+function encode(s) { return encodeURIComponent(s).replace(/%20/g, "+").replace(/%2C/g, ",").replace(/%3A/g, ":"); }
