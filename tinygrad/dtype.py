@@ -10,7 +10,10 @@ class DType:
   name: str
   fmt: str        # struct/memoryview format char
   cname: str      # C type name
+  count: int = 1  # > 1: a vector of `count` scalars (only inside kernels the CPU renderer vectorizes)
+  scalar: DType | None = None
   def __repr__(self): return f"dtypes.{self.name}"
+  def vec(self, n: int) -> DType: return DType(self.priority, self.itemsize * n, f"{self.name}x{n}", "", f"{self.cname}x{n}", n, self)
   def __lt__(self, other: DType): return (self.priority, self.itemsize, self.name) < (other.priority, other.itemsize, other.name)
   @property
   def nbytes(self) -> int: return self.itemsize

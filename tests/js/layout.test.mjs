@@ -214,3 +214,145 @@ test("the worker answers a request with its id and the layout", async () => {
   assert.equal(posted[2].msg.id, 44);
   assert.match(posted[2].msg.error, /./);
 });
+
+// A kernel after an upcast, in small: `lanes` parallel lanes (LOAD, a chain of ALU ops, STORE) that all read two
+// shared nodes and end in one SINK, so every layer in the middle is `lanes` nodes wide
+function laneGraph(lanes = 256, depth = 8) {
+  const nodes = [], add = (op, src, height = 28) => {
+    nodes.push({ id: nodes.length, op, src, width: 60 + (nodes.length % 4) * 9, height });
+    return nodes.length - 1;
+  };
+  const buf = add("DEFINE_GLOBAL", []), rng = add("RANGE", []), stores = [];
+  for (let l = 0; l < lanes; l++) {
+    let x = add("LOAD", [add("INDEX", [buf, rng])], 40);
+    for (let d = 0; d < depth; d++) x = add(d % 2 ? "MUL" : "ADD", [x, d % 3 ? rng : buf]);
+    stores.push(add("STORE", [add("INDEX", [buf, rng]), x], 40));
+  }
+  add("SINK", stores);
+  return nodes;
+}
+
+// One step as the rewrite view lays it out: `edit` changes copies of the nodes; every node whose sources changed
+// and all its users, transitively, get new ids (hash-consing rebuilds them), and the view gives each rebuilt
+// node its old node's place. Returns the new nodes and the prev to lay them out with.
+function viewStep(nodes, pos, edit) {
+  const next = nodes.map((u) => ({ ...u, src: [...u.src] })), had = new Map(nodes.map((u) => [u.id, u.src.join()]));
+  edit(next);
+  const users = new Map();
+  for (const u of next) for (const s of u.src) (users.get(s) ?? users.set(s, []).get(s)).push(u.id);
+  const todo = next.filter((u) => had.has(u.id) && had.get(u.id) !== u.src.join()).map((u) => u.id), rebuilt = new Set(todo);
+  while (todo.length) for (const u of users.get(todo.pop()) ?? []) if (!rebuilt.has(u)) { rebuilt.add(u); todo.push(u); }
+  const id = (x) => (rebuilt.has(x) ? `re${x}` : x), prev = new Map(pos);
+  for (const x of rebuilt) prev.set(id(x), pos.get(x));
+  return { next: next.map((u) => ({ ...u, id: id(u.id), src: u.src.map(id) })), prev };
+}
+
+// how many of the nodes that have a prev entry are exactly (to the bit) where it says
+function keptInPlace(nodes, prev, r) {
+  let kept = 0, total = 0;
+  nodes.forEach((u, i) => {
+    const p = prev.get(u.id);
+    if (!p) return;
+    total++;
+    if (r.x[i] === p.x && r.y[i] === p.y) kept++;
+  });
+  return { kept, total };
+}
+
+function assertStableStep(nodes, prev, r1, label) {
+  const { kept, total } = keptInPlace(nodes, prev, r1);
+  assert.ok(total > 0 && kept / total >= 0.99, `${label}: only ${kept}/${total} old nodes kept x and y exactly`);
+  assertNoOverlap(nodes, r1);
+  assertDownward(nodes, edgesFromSrc(nodes), r1);
+  for (let L = 1; L < r1.layers; L++) assert.ok(r1.layerTop[L] > r1.layerBottom[L - 1], `${label}: layers ${L - 1} and ${L} overlap`);
+  const again = layout(nodes.map((u) => ({ ...u })), edgesFromSrc(nodes), { prev: new Map(prev) });
+  assert.deepEqual(again, r1, `${label}: not deterministic`);
+}
+
+// a chain down the longest path of a layout: from a top node, each step to a user one layer down
+function longestPath(nodes, r) {
+  const at = new Map(nodes.map((u, i) => [u.id, i])), users = new Map();
+  for (const u of nodes) for (const s of u.src) (users.get(s) ?? users.set(s, []).get(s)).push(u.id);
+  let i = r.layer.indexOf(0);
+  const path = [i];
+  for (;;) {
+    const next = (users.get(nodes[i].id) ?? []).map((id) => at.get(id)).find((j) => r.layer[j] === r.layer[i] + 1);
+    if (next === undefined) return path;
+    path.push((i = next));
+  }
+}
+
+test("stability: a step that adds a layer in the middle keeps the old nodes' x and y", () => {
+  // a new layer 28px tall fits between two old layers (rankSep 48 apart); a taller one does not, and then the
+  // nodes of the longest path below it (or above it) move down (up) a layer instead: few in a wide graph
+  const cases = [["lanes", laneGraph(), [28, 40, 54]], ["ir", irGraph(1500, 4), [28]]];
+  for (const [name, nodes, heights] of cases) for (const height of heights) {
+    const r0 = layout(nodes, edgesFromSrc(nodes)), pos = positionsOf(nodes, r0);
+    // a new node between two nodes of the longest path, halfway down: a fresh layout is one layer deeper
+    const path = longestPath(nodes, r0), user = nodes[path[path.length >> 1]], src = nodes[path[(path.length >> 1) - 1]];
+    const { next, prev } = viewStep(nodes, pos, (ns) => {
+      const u = ns.find((w) => w.id === user.id);
+      u.src = u.src.map((s) => (s === src.id ? "new" : s));
+      ns.push({ id: "new", op: "NEG", src: [src.id], width: 70, height });
+    });
+    assert.equal(layout(next, edgesFromSrc(next)).layers, r0.layers + 1, "the step deepens the graph");
+    const r1 = layout(next, edgesFromSrc(next), { prev });
+    const label = `${name}, a new node ${height}px tall`;
+    assertStableStep(next, prev, r1, label);
+    const at = (id) => next.findIndex((w) => w.id === id);
+    assert.equal(r1.layers, r0.layers + 1, `${label}: one layer added`);
+    assert.ok(r1.layer[at(src.id)] < r1.layer[at("new")], label);
+    const moved = next.length - 1 - keptInPlace(next, prev, r1).kept;
+    assert.ok(moved <= Math.max(2, path.length / 2 + 1), `${label}: ${moved} old nodes moved`);
+  }
+});
+
+test("stability: a layer that grows taller moves no layer", () => {
+  for (const [name, nodes] of [["lanes", laneGraph()], ["ir", irGraph(1500, 4)]]) {
+    const r0 = layout(nodes, edgesFromSrc(nodes)), pos = positionsOf(nodes, r0);
+    // a new tall source of a node in the middle: it joins the layer right above, which grows taller
+    const user = nodes.find((u, i) => r0.layer[i] === r0.layers >> 1 && u.op !== "STORE");
+    const { next, prev } = viewStep(nodes, pos, (ns) => {
+      ns.find((w) => w.id === user.id).src.push("tall");
+      ns.push({ id: "tall", op: "LOAD", src: [], width: 90, height: 66 });
+    });
+    const r1 = layout(next, edgesFromSrc(next), { prev }), L = r1.layer[next.length - 1];
+    assertStableStep(next, prev, r1, name);
+    assert.equal(keptInPlace(next, prev, r1).kept, next.length - 1, `${name}: every old node stays`);
+    assert.equal(r1.layers, r0.layers);
+    assert.ok(r1.layerBottom[L] - r1.layerTop[L] > r0.layerBottom[L] - r0.layerTop[L], `${name}: layer ${L} grew taller`);
+  }
+});
+
+test("stability: a step that empties a layer keeps the old nodes' x and y", () => {
+  const nodes = laneGraph(64), r0 = layout(nodes, edgesFromSrc(nodes)), pos = positionsOf(nodes, r0);
+  // every lane loses its third ALU op: a fresh layout would be one layer shorter
+  const gone = new Set(nodes.filter((u, i) => r0.layer[i] === 4 && u.op !== "RANGE").map((u) => u.id));
+  assert.equal(gone.size, 64);
+  const { next, prev } = viewStep(nodes, pos, (ns) => {
+    const by = new Map(ns.map((u) => [u.id, u]));
+    for (const u of ns) u.src = u.src.map((s) => (gone.has(s) ? by.get(s).src[0] : s));
+    ns.splice(0, ns.length, ...ns.filter((u) => !gone.has(u.id)));
+  });
+  assert.equal(layout(next, edgesFromSrc(next)).layers, r0.layers - 1);
+  const r1 = layout(next, edgesFromSrc(next), { prev });
+  assertStableStep(next, prev, r1, "a layer emptied");
+  assert.equal(keptInPlace(next, prev, r1).kept, next.length);
+});
+
+test("stability: nothing changed, nothing moves; two nodes given one place: the later one gives way", () => {
+  const nodes = irGraph(800, 6), edges = edgesFromSrc(nodes), r0 = layout(nodes, edges), pos = positionsOf(nodes, r0);
+  const same = layout(nodes, edges, { prev: pos });
+  assert.deepEqual([same.x, same.y], [r0.x, r0.y]);
+  // the view draws a match's result where the matched node was, and the matched node (after the step's nodes)
+  // beside it for that step
+  const victim = nodes[400], next = nodes.map((u) => (u === victim ? { ...u, id: "after" } : { ...u }));
+  for (const u of next) u.src = u.src.map((s) => (s === victim.id ? "after" : s));
+  next.push({ ...victim });
+  const prev = new Map(pos).set("after", pos.get(victim.id)), r1 = layout(next, edgesFromSrc(next), { prev });
+  const { kept, total } = keptInPlace(next, prev, r1);
+  assert.equal(kept, total - 1, "only one of the two moves");
+  assert.deepEqual([r1.x[400], r1.y[400]], [pos.get(victim.id).x, pos.get(victim.id).y], "the earlier one stays");
+  assertNoOverlap(next, r1);
+  assertDownward(next, edgesFromSrc(next), r1);
+});

@@ -71,11 +71,11 @@ def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] 
         inner = trips * prod(r.src[0].arg for r in rngs)
         if not reduce_size: reduce_size.extend(r.src[0].arg for r in rngs)
         emit_block([v.src[0] for v in group], open_ | frozenset(rngs), inner)
-        prog.extend(UOp(Ops.ACC_UPDATE, v.dtype, (acc, v.src[0]), v.arg) for v, acc in zip(group, accs)); flops += inner * len(group)
+        prog.extend(UOp(Ops.ACC_UPDATE, v.dtype, (acc, v.src[0]), v.arg) for v, acc in zip(group, accs)); flops += inner * sum(v.dtype.count for v in group)
         prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(rngs))
         prog.extend(group)
       else:
-        if u.op in GroupOp.ALU: flops += trips
+        if u.op in GroupOp.ALU: flops += trips * u.dtype.count
         prog.append(u)
   prog.extend(global_ranges)
   gsz = tuple(r.src[0].arg for r in global_ranges)

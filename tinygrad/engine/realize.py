@@ -37,7 +37,7 @@ def get_program(ast: UOp, device: str) -> Program:
   name = _unique_name(kernel_name(ast), ast)
   st = perf_ns()
   with track_context("kernel", name) as tc:
-    sink, granges = apply_opts(*lower_kernel(ast))
+    sink, granges = apply_opts(*lower_kernel(ast), vector=device_kind(device) == "CPU")
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   dev = Device[device]
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)

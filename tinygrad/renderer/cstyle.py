@@ -81,12 +81,22 @@ class CStyleRenderer:
       if op is Ops.ENDRANGE: depth -= 1; emit("}"); continue
       if op is Ops.DEFINE_ACC:
         cur_accs = cur_accs + [u] if prev_op is Ops.DEFINE_ACC else [u]
-        last_acc, r[u] = u, f"acc{u.arg}"; emit(f"{dt.cname} {r[u]} = {r[u.src[0]]};"); continue
+        last_acc, r[u] = u, f"acc{u.arg}"
+        init = r[u.src[0]] if dt.count == 1 else f"{{{', '.join([r[u.src[0]]] * dt.count)}}}"
+        emit(f"{dt.cname} {r[u]} = {init};"); continue
       if op is Ops.ACC_UPDATE:
         a, v = r[u.src[0]], r[u.src[1]]
         upd = code_for_op[Ops.MAX](dt, [a, v]) if u.arg is Ops.MAX else f"{a} {'+' if u.arg is Ops.ADD else '*'} {v}"
         emit(f"{a} = {upd};"); continue
       if op is Ops.REDUCE: r[u] = r[p.acc_of[u]]; continue
+      if op is Ops.LOAD and dt.count > 1:  # a vector load: count consecutive scalars from base
+        r[u] = name("val")
+        emit(f"{dt.cname} {r[u]} = {{0}};")
+        copy = f"__builtin_memcpy(&{r[u]}, {r[u.src[0]]}+{r[u.src[1]]}, sizeof({r[u]}));"
+        emit(copy if len(u.src) == 2 else f"if ({r[u.src[2]]}) {copy}"); continue
+      if op is Ops.STORE and u.src[2].dtype.count > 1:
+        if u.src[2] in inlined: nm = name("alu"); emit(f"{u.src[2].dtype.cname} {nm} = {r[u.src[2]]};"); r[u.src[2]] = nm
+        emit(f"__builtin_memcpy({r[u.src[0]]}+{r[u.src[1]]}, &{r[u.src[2]]}, sizeof({r[u.src[2]]}));"); continue
       if op is Ops.LOAD:
         buf, idx = r[u.src[0]], r[u.src[1]]
         expr = f"{buf}[{idx}]" if len(u.src) == 2 else f"({r[u.src[2]]}?{buf}[{idx}]:{render_const(0, dt)})"
@@ -103,6 +113,8 @@ class CStyleRenderer:
       if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; inlined.add(u)  # used once: inline it
       else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")
     params = ", ".join(self.param(pp, pp in written) for pp in p.params)
-    return f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
+    vec_types = sorted({u.dtype for u in uops if u.dtype.count > 1}, key=lambda d: d.name)
+    typedefs = "".join(f"typedef {d.scalar.cname} {d.cname} __attribute__((vector_size({d.itemsize})));\n" for d in vec_types)  # type: ignore[union-attr]
+    return typedefs + f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"

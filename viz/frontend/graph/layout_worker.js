@@ -1,6 +1,6 @@
 // Web Worker shell around layout.js: `new Worker(new URL("./layout_worker.js", import.meta.url), {type: "module"})`.
 // Request: {id, nodes: [{id, width, height}], edges: [[fromId, toId]] or a flat Int32Array,
-//           prev?: Map id -> {x, y, depth, bus} (positionsOf of the previous step), options?: {inline, nodeSep, ...}}
+//           prev?: Map id -> {x, y, depth, bus, busY} (positionsOf of the previous step), options?: {inline, nodeSep, ...}}
 // Reply:   {id, ms, ...the layout result} with its typed arrays transferred, or {id, error}.
 import { layout } from "./layout.js";
 
