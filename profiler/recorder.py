@@ -9,15 +9,12 @@ from __future__ import annotations
 import atexit, itertools, os, sys, tempfile, threading, time
 from collections import deque
 from typing import Any, Callable, Iterable
+from profiler import __version__
 from profiler.events import (ARG_MAX, Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite,
                              Kernel, Span, Counter, Marker, to_json)
 from profiler.patsource import pattern_source
 from profiler.tracefile import TraceWriter
 
-def _version() -> str:
-  from importlib.metadata import PackageNotFoundError, version
-  try: return version("tinyviz")
-  except PackageNotFoundError: return "unknown"  # running from a checkout that was never pip-installed
 Sink = Callable[[list[dict[str, Any]]], None]
 FLUSH_INTERVAL_S = 0.5
 
@@ -54,7 +51,7 @@ class Recorder:
     self.closed = False
     argv = list(sys.argv)
     self._q.append(Run(os.path.abspath(argv[0]) if argv and argv[0] else "", argv, time.time(), time.perf_counter_ns(),
-                       os.getpid(), _version(), mode))
+                       os.getpid(), __version__, mode))
     self._stop = threading.Event()
     self._thread = threading.Thread(target=self._flush_loop, args=(flush_interval,), name="tinyviz-flush", daemon=True)
     self._thread.start()

@@ -1,32 +1,33 @@
 """Damaged inputs: truncated and randomly corrupted traces give events and warnings, or a TraceError, never
 anything else; and every event wholly before the damage is still there."""
-import gzip, json, os, random, sys
+import gzip, json, os, random
 import pytest
 from profiler.chrome import write_chrome
 from profiler.events import Span, from_json
 from profiler.load import parse
-from profiler.recorder import Recorder
 from profiler.tracefile import TraceError
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures"))
-import fake_engine as fe
+from profiler import recorder
+from tinygrad import Tensor
+from tinygrad.helpers import profile_marker
+from tinygrad.uop.ops import UOp, graph_rewrite
+from tinygrad.uop.symbolic import symbolic
 
 TORCH = os.path.join(os.path.dirname(__file__), "fixtures", "torch_cpu_trace.json")
 TOKENS = b'{}[],:"\\\n 0123456789eE-+.tfn\x00\xff\x1f\x8b'
 
 @pytest.fixture(scope="module")
 def ours(tmp_path_factory) -> bytes:
+  """A trace of the real engine: schedules, kernels and their codegen, runs, memory, a marker and a user rewrite."""
   path = str(tmp_path_factory.mktemp("fuzz") / "t.jsonl")
-  rec = Recorder("viz", path=path)
-  for i in range(20):
-    ctx = rec.context_begin("schedule", f"realize {i}", ("s.py", i))
-    x = fe.UOp(fe.Ops.LOAD, arg=i)
-    fe.graph_rewrite(fe.UOp(fe.Ops.SINK, src=(fe.UOp(fe.Ops.ADD, src=(fe.UOp(fe.Ops.MUL, src=(x, fe.UOp.const(1))), fe.UOp.const(0))),)),
-                     fe.PATTERNS, rec)
-    k = rec.kernel(f"E_{i}", "CPU", "void f() {}", (i + 1,), (1,), 10 * i, 40 * i, ctx, ["LOAD"])
-    rec.context_end(ctx)
-    rec.span("CPU", f"E_{i}", 1000 * i, 1000 * i + 500, "kernel", {"kernel": k})
-    rec.counter("CPU", "mem", 1000 * i, i)
-  rec.close()
+  recorder.install("viz", path=path, announce=False)
+  try:
+    a = (Tensor.arange(8) * 2 + 1).realize()
+    for i in range(8):
+      profile_marker(f"step {i}")
+      (a * a).sum().realize()
+    x = UOp.variable("x", 0, 9)
+    graph_rewrite((x + 0) * 1 + x * 0, symbolic, name="user simplify")
+  finally: recorder.uninstall()
   return open(path, "rb").read()
 
 def mutations(data: bytes, seed: int, n: int):
@@ -52,6 +53,7 @@ def test_our_trace_keeps_every_line_before_the_damage(ours):
     clean.append(from_json(json.loads(raw)))
     off += len(raw) + 1
     ends.append(off)
+  assert {e.TYPE for e in clean} >= {"run", "uop", "pattern", "context_begin", "rewrite", "kernel", "span", "counter", "marker", "run_end"}
   for what, k, bad in mutations(ours, 1, 400):
     t = safe_parse(bad)
     before = sum(e <= k for e in ends)

@@ -1,56 +1,71 @@
+"""The recorder driven by the real engine's UOp, UPat, PatternMatcher, graph_rewrite and track_context."""
 import os, sys, threading, time
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures"))
-import fake_engine as fe
-from fake_engine import Ops, UOp
+from contextlib import contextmanager
+from tinygrad import dtypes
+from tinygrad import tracing
+from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_rewrite, track_context
 from profiler.events import ContextBegin, ContextEnd, Kernel, PatternDef, Rewrite, Run, RunEnd, UOpDef, from_json
 from profiler.patsource import pattern_source
 from profiler.recorder import Recorder
+from test_profiler_engine import check_image
 
-def record(mode: str = "viz", **kw) -> tuple[Recorder, list[dict]]:
+# pattern tables laid out the way real ones are: entries spread over several lines
+SIMPLIFY = PatternMatcher([
+  (UPat(Ops.ADD, src=(UPat.var("x"),
+                      UPat.cvar("c"))),
+   lambda x, c: x if c.arg == 0 else None),
+  (UPat.var("x") * 1, lambda x: x),
+  (UPat(Ops.MUL, src=(UPat.var("x"), UPat.cvar("c"))),
+   lambda x, c: c if c.arg == 0 else None),
+])
+ADD0, MUL1, MUL0 = (p for p, _ in SIMPLIFY.patterns)
+
+STANDALONE = UPat(Ops.SINK,
+                  name="sink")
+
+@contextmanager
+def recording(mode: str = "viz", **kw):
+  """Installs a recorder as the engine's tracer; the events are in the yielded list once the block has ended."""
   got: list[dict] = []
-  return Recorder(mode, sinks=[got.extend], **kw), got
+  evs: list = []
+  rec = Recorder(mode, sinks=[got.extend], **kw)
+  assert tracing.tracer is None
+  tracing.tracer = rec
+  try: yield rec, evs
+  finally:
+    tracing.tracer = None
+    rec.close()
+    evs.extend(from_json(d) for d in got)
 
-def events(rec: Recorder, got: list[dict]) -> list:
-  rec.close()
-  return [from_json(d) for d in got]
+def of(evs: list, kind: type) -> list: return [e for e in evs if isinstance(e, kind)]
 
-def check_image(table: dict[int, UOpDef], u: UOp, uid: int, seen: dict[int, int]) -> None:
-  """u's whole graph rebuilds from the table: same op, dtype, arg at every node, shared nodes shared."""
-  stack = [(u, uid)]
-  while stack:
-    u, i = stack.pop()
-    if id(u) in seen:
-      assert seen[id(u)] == i, "one UOp interned under two ids"
-      continue
-    seen[id(u)] = i
-    d = table[i]
-    assert (d.op, d.dtype, d.arg, len(d.src)) == (u.op.name, u.dtype, repr(u.arg), len(u.src))
-    stack.extend(zip(u.src, d.src))
+x = UOp.variable("x", 0, 9)
+zero = UOp.const(dtypes.int, 0)
 
 def expr() -> UOp:
-  x = UOp(Ops.LOAD, arg="x")
-  a = UOp(Ops.ADD, src=(UOp(Ops.MUL, src=(x, UOp.const(1))), UOp.const(0)))
-  b = UOp(Ops.MUL, src=(UOp(Ops.ADD, src=(x, x)), UOp.const(0)))
-  return UOp(Ops.SINK, src=(a, b, UOp(Ops.ADD, src=(a, b))))
+  a, b = x * 1 + 0, (x + x) * 0
+  return UOp(Ops.SINK, dtypes.void, (a, b, a + b))
 
 def test_rewrite_graphs_rebuild_exactly_from_interned_table():
-  rec, got = record()
-  ctx = rec.context_begin("schedule", "realize", ("script.py", 3))
-  out, applied = fe.graph_rewrite(expr(), fe.PATTERNS, rec, name="simplify")
-  rec.context_end(ctx)
-  evs = events(rec, got)
+  with recording() as (rec, evs):
+    with track_context("schedule", "realize") as ctx:
+      out = graph_rewrite(expr(), SIMPLIFY, name="simplify"); line = sys._getframe().f_lineno
   assert isinstance(evs[0], Run) and isinstance(evs[-1], RunEnd)
-  table = {e.id: e for e in evs if isinstance(e, UOpDef)}
-  (rw,) = [e for e in evs if isinstance(e, Rewrite)]
-  assert rw.ctx == ctx and rw.name == "simplify" and len(rw.matches) == len(applied) >= 4
+  assert out is UOp(Ops.SINK, dtypes.void, (x, zero, x))
+  # sources first, and every replacement rewritten again: a + b is rebuilt as x + 0 and matched once more
+  applied = [(MUL1, x * 1, x), (ADD0, x + 0, x), (MUL0, (x + x) * 0, zero), (ADD0, x + 0, x)]
+  table = {e.id: e for e in of(evs, UOpDef)}
+  (rw,) = of(evs, Rewrite)
+  assert (rw.ctx, rw.name, rw.loc) == (ctx.id, "simplify", (__file__, line)) and len(rw.matches) == len(applied)
   seen: dict[int, int] = {}
   check_image(table, expr(), rw.input, seen)
   check_image(table, out, rw.output, seen)
-  pats = {e.id: e for e in evs if isinstance(e, PatternDef)}
+  pats = {e.id: e for e in of(evs, PatternDef)}
   for (pid, b, a), (pat, before, after) in zip(rw.matches, applied):
     check_image(table, before, b, seen)
     check_image(table, after, a, seen)
     assert (pats[pid].file, pats[pid].line) == pat.location
+  assert len(pats) == 3 and len({pid for pid, _, _ in rw.matches}) == 3, "every pattern sent once"
   assert len(table) == len(seen) == len({id(u) for u in seen}), "every UOp sent once"
   # defs come before any use, so a reader can rebuild while streaming
   defined: set[int] = set()
@@ -59,78 +74,76 @@ def test_rewrite_graphs_rebuild_exactly_from_interned_table():
     if isinstance(e, Rewrite): assert {e.input, e.output} | {u for _, b, a in e.matches for u in (b, a)} <= defined
 
 def test_pattern_source_covers_multiline_entries():
-  path = fe.__file__
-  lines = open(path).read().splitlines()
-  add_line = next(i + 1 for i, l in enumerate(lines) if "(UPat(Ops.ADD" in l)
-  src = pattern_source(path, add_line)
-  assert src.startswith("(UPat(Ops.ADD") and src.endswith("lambda x, c: x)") and src.count("\n") == 2
-  one_line = add_line + 3
-  assert pattern_source(path, one_line) == '(UPat(Ops.MUL, src=(UPat.var("x"), UPat.cvar("c", 1))), lambda x, c: x)'
-  assert pattern_source(path, add_line + 4).endswith("lambda x, c: c)")
-  standalone = next(i + 1 for i, l in enumerate(lines) if l.startswith("STANDALONE"))
-  assert pattern_source(path, standalone) == 'UPat(Ops.SINK,\n                  name="sink")'
+  with recording() as (rec, evs):
+    graph_rewrite(expr(), SIMPLIFY)
+    graph_rewrite(UOp(Ops.SINK, dtypes.void, (x,)), PatternMatcher([(STANDALONE, lambda sink: sink.src[0])]))
+  src = {(p.file, p.line): p.source for p in of(evs, PatternDef)}
+  assert src[ADD0.location] == '(UPat(Ops.ADD, src=(UPat.var("x"),\n                      UPat.cvar("c"))),\n' \
+                               '   lambda x, c: x if c.arg == 0 else None)'
+  assert src[MUL1.location] == '(UPat.var("x") * 1, lambda x: x)'  # operator sugar is located where it was written
+  assert src[MUL0.location] == '(UPat(Ops.MUL, src=(UPat.var("x"), UPat.cvar("c"))),\n   lambda x, c: c if c.arg == 0 else None)'
+  assert src[STANDALONE.location] == 'UPat(Ops.SINK,\n                  name="sink")'
   assert pattern_source("/nonexistent/file.py", 3) == ""
-  assert pattern_source(path, 10**6) == ""
+  assert pattern_source(__file__, 10**6) == ""
 
 def test_pattern_source_is_taken_at_record_time(tmp_path):
   f = tmp_path / "pats.py"
   f.write_text("# é\nP = [\n  (UPat('é', 1,\n        2), fn),\n]\n", encoding="utf-8")
-  rec, got = record()
-  class P: location = (str(f), 3)
-  x = UOp.const(5)
-  rec.rewrite_begin("r", ("a.py", 1), x)
-  rec.rewrite_match(P(), x, x)
-  rec.rewrite_end(x)
-  f.write_text("edited\n")
-  (pat,) = [e for e in events(rec, got) if isinstance(e, PatternDef)]
+  pm = PatternMatcher([(UPat(Ops.ADD, src=(UPat.var("x"), UPat.cvar("c")), location=(str(f), 3)), lambda x, c: x)])
+  with recording() as (rec, evs):
+    graph_rewrite(x + 0, pm)
+    f.write_text("edited\n")
+  (pat,) = of(evs, PatternDef)
   assert pat.source == "(UPat('é', 1,\n        2), fn)" and pat.line == 3
 
 def test_deep_graph_interns_without_recursion():
-  u = UOp.const(0)
-  for i in range(30_000): u = UOp(Ops.ADD, src=(u, UOp.const(i % 7)))
-  rec, got = record()
-  rec.rewrite_begin("deep", ("a.py", 1), u)
-  rec.rewrite_end(u)
-  evs = events(rec, got)
-  table = {e.id: e for e in evs if isinstance(e, UOpDef)}
+  u = UOp.const(dtypes.int, 0)
+  for i in range(30_000): u = UOp(Ops.ADD, dtypes.int, (u, UOp.const(dtypes.int, i % 7)))
+  with recording() as (rec, evs): graph_rewrite(u, PatternMatcher([]), name="deep")
+  table = {e.id: e for e in of(evs, UOpDef)}
   assert len(table) == 30_000 + 7
-  check_image(table, u, next(e for e in evs if isinstance(e, Rewrite)).input, {})
+  (rw,) = of(evs, Rewrite)
+  assert rw.input == rw.output and rw.matches == []
+  check_image(table, u, rw.input, {})
 
 def test_contexts_nest_and_rewrites_outside_get_a_user_context():
-  rec, got = record()
-  s = rec.context_begin("schedule", "realize", ("a.py", 1))
-  k = rec.context_begin("kernel", "E_4", ("a.py", 2))
-  rec.context_end(k)
-  rec.context_end(s)
-  x = UOp.const(1)
-  rec.rewrite_begin("user pass", ("user.py", 9), x)
-  rec.rewrite_end(x)
-  evs = events(rec, got)
-  begins = [e for e in evs if isinstance(e, ContextBegin)]
-  assert [(b.kind, b.parent) for b in begins] == [("schedule", None), ("kernel", s), ("user", None)]
-  (rw,) = [e for e in evs if isinstance(e, Rewrite)]
-  assert rw.ctx == begins[2].id and begins[2].loc == ("user.py", 9) and rw.matches == []
-  assert [e.id for e in evs if isinstance(e, ContextEnd)] == [k, s, begins[2].id]
+  with recording() as (rec, evs):
+    with track_context("schedule", "realize") as s:
+      with track_context("kernel", "E_4") as k: pass
+    graph_rewrite(x, SIMPLIFY, name="user pass"); line = sys._getframe().f_lineno
+  begins = of(evs, ContextBegin)
+  assert [(b.kind, b.name, b.parent) for b in begins] == [("schedule", "realize", None), ("kernel", "E_4", s.id), ("user", "user pass", None)]
+  assert begins[0].loc[0] == __file__ and begins[2].loc == (__file__, line)
+  (rw,) = of(evs, Rewrite)
+  assert rw.ctx == begins[2].id and rw.matches == []
+  assert [e.id for e in of(evs, ContextEnd)] == [k.id, s.id, begins[2].id]
 
 def test_kernel_and_timeline_events():
-  rec, got = record("profile")
-  assert rec.capture_rewrites is False
-  x = UOp.const(1)
-  rec.rewrite_begin("ignored in profile mode", ("a.py", 1), x)
-  rec.rewrite_match(None, x, x)
-  rec.rewrite_end(x)
-  kid = rec.kernel("E_4", "CPU", "void E_4() {}", (4, 1, 1), (1, 1, 1), 8, 48, 0, ["DEFINE_GLOBAL", "STORE"])
-  rec.span("CPU", "E_4", 100, 250, "kernel", {"kernel": kid})
-  rec.counter("CPU", "memory", 120, 4096)
-  rec.marker("epoch 1", 300)
-  evs = events(rec, got)
-  assert not [e for e in evs if isinstance(e, (Rewrite, UOpDef))]
-  (k,) = [e for e in evs if isinstance(e, Kernel)]
-  assert (k.id, k.global_size, k.flops, k.bytes, k.uops) == (kid, (4, 1, 1), 8, 48, ["DEFINE_GLOBAL", "STORE"])
+  with recording("profile") as (rec, evs):
+    assert rec.capture_rewrites is False
+    with track_context("kernel", "E_4") as ctx: graph_rewrite(expr(), SIMPLIFY)  # the engine skips both
+    assert ctx.id == -1
+    rec.rewrite_begin("called anyway", ("a.py", 1), x)  # and the recorder ignores them if called
+    rec.rewrite_match(None, x, x)
+    rec.rewrite_end(x)
+    kid = rec.kernel("E_4", "CPU", "void E_4() {}", (4, 1, 1), (1, 1, 1), 8, 48, ctx.id, ["DEFINE_GLOBAL", "STORE"])
+    rec.span("CPU", "E_4", 100, 250, "kernel", {"kernel": kid})
+    rec.counter("CPU", "memory", 120, 4096)
+    rec.marker("epoch 1", 300)
+  (k,) = of(evs, Kernel)
+  assert (k.id, k.global_size, k.flops, k.bytes, k.ctx, k.uops) == (kid, (4, 1, 1), 8, 48, -1, ["DEFINE_GLOBAL", "STORE"])
   assert [e.TYPE for e in evs] == ["run", "kernel", "span", "counter", "marker", "run_end"]
 
+def test_run_event_carries_the_package_version():
+  import re, profiler
+  pyproject = open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "pyproject.toml")).read()
+  assert profiler.__version__ == re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1)
+  with recording() as (rec, evs): pass
+  assert [e.TYPE for e in evs] == ["run", "run_end"] and evs[0].version == profiler.__version__
+
 def test_background_flush_without_explicit_calls():
-  rec, got = record(flush_interval=0.05)
+  got: list[dict] = []
+  rec = Recorder("viz", sinks=[got.extend], flush_interval=0.05)
   rec.marker("m", 1)
   deadline = time.monotonic() + 5
   while not any(d["type"] == "marker" for d in got) and time.monotonic() < deadline: time.sleep(0.01)
@@ -138,19 +151,20 @@ def test_background_flush_without_explicit_calls():
   rec.close()
 
 def test_threads_keep_their_own_rewrite_stacks():
-  rec, got = record()
+  inputs = {n: [UOp.variable(f"v{n}_{i}", 0, 9) for i in range(50)] for n in range(4)}
   def work(n: int) -> None:
-    for i in range(50): fe.graph_rewrite(UOp(Ops.ADD, src=(UOp(Ops.LOAD, arg=(n, i)), UOp.const(0))), fe.PATTERNS, rec)
-  ts = [threading.Thread(target=work, args=(n,)) for n in range(4)]
-  for t in ts: t.start()
-  for t in ts: t.join()
-  evs = events(rec, got)
-  table = {e.id: e for e in evs if isinstance(e, UOpDef)}
-  rws = [e for e in evs if isinstance(e, Rewrite)]
+    for v in inputs[n]: assert graph_rewrite(v + 0, SIMPLIFY) is v
+  with recording() as (rec, evs):
+    ts = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+  table = {e.id: e for e in of(evs, UOpDef)}
+  rws = of(evs, Rewrite)
   assert len(rws) == 200 and all(len(r.matches) == 1 for r in rws)
-  for r in rws:  # ADD(LOAD, 0) -> LOAD of the same thread's input
+  assert len({r.ctx for r in rws}) == 200, "each call outside a context gets its own user context"
+  for r in rws:  # v + 0 -> the same thread's v
     _, b, a = r.matches[0]
-    assert table[a].op == "LOAD" and table[b].src[0] == a and r.output == a
+    assert table[a].op == "DEFINE_VAR" and table[b].src[0] == a and r.output == a and r.input == b
 
 def test_sink_errors_do_not_stop_recording(tmp_path, capsys):
   def bad(batch): raise RuntimeError("socket closed")
@@ -162,7 +176,6 @@ def test_sink_errors_do_not_stop_recording(tmp_path, capsys):
   assert "still written" in open(path).read()
 
 def test_install_sets_and_clears_the_engine_hook(tmp_path):
-  import tinygrad.tracing as tracing
   from profiler import recorder
   assert tracing.tracer is None
   rec = recorder.install("profile", path=str(tmp_path / "i.jsonl"), announce=False)
@@ -191,15 +204,12 @@ def test_bad_arg_repr_and_long_args_are_safe():
   class Bad:
     def __repr__(self): raise ValueError("no")
     def __hash__(self): return 1
-  rec, got = record()
-  a, b = UOp(Ops.LOAD, arg=Bad()), UOp(Ops.LOAD, arg="y" * 10_000)
-  rec.rewrite_begin("r", ("a.py", 1), UOp(Ops.SINK, src=(a, b)))
-  rec.rewrite_end(a)
-  args = [e.arg for e in events(rec, got) if isinstance(e, UOpDef)]
+  a, b = UOp(Ops.NOOP, dtypes.void, (), Bad()), UOp(Ops.NOOP, dtypes.void, (), "y" * 10_000)
+  with recording() as (rec, evs): graph_rewrite(UOp(Ops.SINK, dtypes.void, (a, b)), PatternMatcher([]))
+  args = [e.arg for e in of(evs, UOpDef)]
   assert "<Bad>" in args and max(map(len, args)) == 200
 
 def test_forked_child_leaves_the_parents_file_alone(tmp_path):
-  import tinygrad.tracing as tracing
   from profiler import recorder
   path = str(tmp_path / "fork.jsonl")
   rec = recorder.install("profile", path=path, announce=False)

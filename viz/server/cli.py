@@ -1,6 +1,6 @@
 """The `tinyviz` command: a table of subcommands; a plain `tinyviz FILE...` opens the viewer."""
 from __future__ import annotations
-import sys
+import argparse, json, os, signal, sys, time
 from typing import Callable
 
 def summary(args: list[str]) -> int:
@@ -28,12 +28,63 @@ def export(args: list[str]) -> int:
   print(f"wrote {out}")
   return 0
 
-def view(args: list[str]) -> int:
-  print("tinyviz: the viewer server is not yet available; try `tinyviz summary FILE`", file=sys.stderr)
-  return 2
+def _server_args(prog: str, files_required: bool) -> argparse.ArgumentParser:
+  p = argparse.ArgumentParser(prog=prog)
+  p.add_argument("files", nargs="+" if files_required else "*", metavar="FILE",
+                 help="trace files: tinyviz (.jsonl) or Chrome trace-event JSON (.json, .json.gz); each becomes a run")
+  p.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+  p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; others print a warning)")
+  p.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
+  return p
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "export": export}
-USAGE = "usage: tinyviz FILE... | tinyviz summary FILE | tinyviz export FILE --chrome OUT"
+def view(args: list[str]) -> int:
+  """tinyviz FILE... [--port N] [--host H] [--no-browser]: serves saved traces until Ctrl+C."""
+  from viz.server.serve import Options, serve
+  a = _server_args("tinyviz", True).parse_args(args)
+  return serve(Options(a.files, a.host, a.port, not a.no_browser))
+
+def serve_cmd(args: list[str]) -> int:
+  """tinyviz serve [FILE...]: the server VIZ=1 scripts stream to (VIZ=1 starts it by itself when none runs)."""
+  from profiler.live import state_path
+  from viz.server.serve import Options, serve
+  p = _server_args("tinyviz serve", False)
+  p.add_argument("--state-file", default=None, help=f"where scripts find this server (default {state_path()})")
+  p.add_argument("--idle-exit", type=float, default=0, metavar="S",
+                 help="exit after S seconds with no page and no script connected (default: never)")
+  a = p.parse_args(args)
+  return serve(Options(a.files, a.host, a.port, not a.no_browser, a.state_file or state_path(), a.idle_exit))
+
+def stop(args: list[str]) -> int:
+  """tinyviz stop: ends this user's server (the one VIZ=1 started)."""
+  from profiler.live import alive, read_state
+  st = read_state()
+  if st is None:
+    print("tinyviz: no server is running", file=sys.stderr)
+    return 1
+  os.kill(int(st["pid"]), signal.SIGTERM)
+  for _ in range(100):  # until it has exited (and removed its state file)
+    if not alive(int(st["pid"])): break
+    time.sleep(0.05)
+  print(f"tinyviz: stopped the server (pid {st['pid']}) at http://{st['host']}:{st['port']}/")
+  return 0
+
+def status(args: list[str]) -> int:
+  """tinyviz status: the URL of this user's server, if one runs."""
+  from profiler.live import read_state
+  st = read_state()
+  if st is None:
+    print("tinyviz: no server is running")
+    return 1
+  print(json.dumps({k: st[k] for k in ("pid", "url")}))
+  return 0
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "export": export, "serve": serve_cmd, "stop": stop,
+                                                   "status": status}
+USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser]   serve saved traces in the browser
+       tinyviz summary FILE                                     top kernels and totals per device
+       tinyviz export FILE --chrome OUT.json[.gz]               the timeline for Perfetto / chrome://tracing
+       tinyviz serve [FILE...] [--state-file P] [--idle-exit S] the server VIZ=1 scripts stream to
+       tinyviz status | tinyviz stop                            this user's server: its URL / end it"""
 
 def main(argv: list[str] | None = None) -> int:
   args = sys.argv[1:] if argv is None else argv

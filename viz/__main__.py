@@ -1,0 +1,5 @@
+"""`python -m viz` is the `tinyviz` command."""
+import sys
+from viz.server.cli import main
+
+sys.exit(main())

@@ -1,0 +1,219 @@
+"""The viz server's HTTP and websocket endpoints (docs/server-api.md): the route table first, then one function
+per endpoint, then the security wrapper every request passes (Host, token, Origin)."""
+from __future__ import annotations
+import contextlib, hmac, json, mimetypes, os
+from http.cookies import SimpleCookie
+from importlib import resources
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+from urllib.parse import parse_qsl, urlencode
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
+from profiler.tracefile import encode
+from viz.server.hub import Hub
+from viz.server.run import Run
+from viz.server.timeline import Track
+
+def routes() -> list[Route | WebSocketRoute]:
+  return [
+    Route("/api/runs", runs),
+    Route("/api/runs/{run:int}/contexts", contexts),
+    Route("/api/runs/{run:int}/rewrites/{rw:int}/step/{k:int}", step),
+    Route("/api/runs/{run:int}/kernels/{kernel:int}", kernel),
+    Route("/api/runs/{run:int}/uops/{uop}", uop),  # ids of nodes the engine never interned are negative
+    Route("/api/runs/{run:int}/tracks", tracks),
+    Route("/api/runs/{run:int}/spans", spans),
+    Route("/api/runs/{run:int}/spans/{track}/{index:int}", span),
+    Route("/api/runs/{run:int}/counters/{counter:int}", counter),
+    Route("/api/runs/{run:int}/flows", flows),
+    Route("/api/runs/{run:int}/file", trace_file),
+    WebSocketRoute("/ws", browser_ws),
+    WebSocketRoute("/ingest", ingest_ws),
+    Route("/{path:path}", frontend),
+  ]
+
+# *** endpoints ***
+
+class NotFound(Exception): pass
+
+def _hub(request: Request | WebSocket) -> Hub: return request.app.state.hub
+
+def _run(request: Request) -> Run:
+  run = _hub(request).runs.get(request.path_params["run"])
+  if run is None: raise NotFound(f"no run {request.path_params['run']}")
+  return run
+
+def _json_text(text: str) -> Response: return Response(text, media_type="application/json")
+
+def _json(obj: Any) -> Response:
+  """Strict JSON (a NaN from a sloppy Chrome trace becomes null; browsers reject NaN)."""
+  return _json_text(encode(obj))
+
+async def runs(request: Request) -> Response:
+  return _json([r.summary() for r in _hub(request).runs.values()])
+
+async def contexts(request: Request) -> Response:
+  return _json(_run(request).contexts_json())
+
+async def step(request: Request) -> Response:
+  run, rw, k = _run(request), request.path_params["rw"], request.path_params["k"]
+  if rw not in run.rewrites: raise NotFound(f"run {run.id} has no rewrite {rw}")
+  n = len(run.rewrites[rw]["matches"])
+  if not 0 <= k <= n: raise NotFound(f"rewrite {rw} has steps 0..{n}, not {k}")
+  return _json_text(run.step_json(rw, k))
+
+async def kernel(request: Request) -> Response:
+  run, kid = _run(request), request.path_params["kernel"]
+  if kid not in run.kernels: raise NotFound(f"run {run.id} has no kernel {kid}")
+  return _json(run.kernel_json(kid, full=True))
+
+async def uop(request: Request) -> Response:
+  run = _run(request)
+  try: uid = int(request.path_params["uop"])
+  except ValueError: raise NotFound(f"not a uop id: {request.path_params['uop']!r}") from None
+  if uid not in run.uops.rows: raise NotFound(f"run {run.id} has no uop {uid}")
+  return _json(run.uop_json(uid))
+
+async def tracks(request: Request) -> Response:
+  return _json(_run(request).timeline.tracks_json())
+
+def _track(run: Run, ref: str | None) -> Track:
+  if ref is None: raise NotFound("which track? give ?track=ID")
+  if (t := run.timeline.find(ref)) is None: raise NotFound(f"run {run.id} has no track {ref!r}")
+  return t
+
+def _num(v: str | None, what: str) -> float | None:
+  if v is None or v == "": return None
+  try: return float(v)
+  except ValueError: raise NotFound(f"{what} must be a number of ns, not {v!r}") from None
+
+async def spans(request: Request) -> Response:
+  run, q = _run(request), request.query_params
+  t = _track(run, q.get("track"))
+  body = run.timeline.chunk(t, _num(q.get("start"), "start"), _num(q.get("end"), "end"))
+  return Response(body, media_type="application/octet-stream")
+
+async def span(request: Request) -> Response:
+  run = _run(request)
+  t = _track(run, request.path_params["track"])
+  i = request.path_params["index"]
+  if not 0 <= i < len(t): raise NotFound(f"track {t.id} has spans 0..{len(t) - 1}, not {i}")
+  return _json(run.timeline.span_json(t, i))
+
+async def counter(request: Request) -> Response:
+  run, cid = _run(request), request.path_params["counter"]
+  if not 0 <= cid < len(run.timeline.counters): raise NotFound(f"run {run.id} has no counter {cid}")
+  return _json(run.timeline.counter_json(cid))
+
+async def flows(request: Request) -> Response:
+  return _json(_run(request).timeline.flows)
+
+async def trace_file(request: Request) -> Response:
+  run = _run(request)
+  if not run.path or not os.path.isfile(run.path): raise NotFound(f"run {run.id} has no trace file")
+  return FileResponse(run.path, media_type="application/octet-stream", filename=os.path.basename(run.path))
+
+async def browser_ws(ws: WebSocket) -> None: await _hub(ws).browser(ws)
+
+async def ingest_ws(ws: WebSocket) -> None: await _hub(ws).ingest(ws)
+
+PLACEHOLDER = """<!doctype html><meta charset="utf-8"><title>tinyviz</title>
+<body style="font: 14px system-ui; margin: 2em"><h1>tinyviz</h1>
+<p>The server is running, but the frontend (<code>viz/frontend/index.html</code>) is not there yet.</p>
+<p>The API answers: <a href="/api/runs">/api/runs</a>.</p>"""
+TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".html": "text/html",
+         ".json": "application/json", ".svg": "image/svg+xml", ".wasm": "application/wasm"}
+
+def frontend_root() -> Path:
+  """viz/frontend as installed: package data (pip install .) or the checkout."""
+  return Path(str(resources.files("viz") / "frontend")).resolve()
+
+async def frontend(request: Request) -> Response:
+  """The frontend's own files and nothing else: no `..`, no hidden files, no link out of the folder."""
+  root: Path = request.app.state.frontend
+  rel = request.path_params["path"] or "index.html"
+  parts = rel.split("/")
+  if any(p in ("", ".", "..") or p.startswith(".") or "\\" in p or "\0" in p for p in parts):
+    raise NotFound(f"no file {rel!r}")
+  path = (root / rel).resolve()
+  if not path.is_relative_to(root) or not path.is_file():
+    if rel == "index.html": return HTMLResponse(PLACEHOLDER)
+    raise NotFound(f"no file {rel!r}")
+  media = TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+  return FileResponse(path, media_type=media, headers={"Cache-Control": "no-cache"})
+
+async def not_found(request: Request, exc: Exception) -> Response:
+  return JSONResponse({"error": str(exc)}, status_code=404)
+
+# *** security: every request, HTTP and websocket ***
+
+class Guard:
+  """Host must be ours (else 421: DNS rebinding); the token must come with the request, as the cookie, ?token=
+  or X-Tinyviz-Token (else 401); a page visit with ?token= sets the cookie and redirects to the URL without it;
+  a websocket's Origin, when present, must be ours (else refused: cross-site websocket hijacking)."""
+  def __init__(self, app: ASGIApp, token: str, port: int, hosts: set[str] | None):
+    self.app, self.token, self.port = app, token, port
+    self.hosts = hosts  # accepted Host names; None: any (a wildcard bind, where the token is the guard)
+    self.cookie = f"tinyviz_token_{port}"  # per port: cookies ignore ports, and two servers must not log each other out
+
+  def host_ok(self, host: str | None) -> bool:
+    if not host: return False
+    name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if port != str(self.port): return False
+    return self.hosts is None or name.lower() in self.hosts
+
+  def token_of(self, scope: Scope) -> str | None:
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    if t := headers.get("x-tinyviz-token"): return t
+    if t := dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("token"): return t
+    jar: SimpleCookie = SimpleCookie()
+    try: jar.load(headers.get("cookie", ""))
+    except Exception: return None
+    for name in (self.cookie, "tinyviz_token"):
+      if name in jar: return jar[name].value
+    return None
+
+  async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] not in ("http", "websocket"): return await self.app(scope, receive, send)
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    host = headers.get("host")
+    if not self.host_ok(host):
+      return await _deny(scope, receive, send, 421, f"unknown Host {host!r}: this server answers to 127.0.0.1:{self.port}")
+    if scope["type"] == "websocket" and (origin := headers.get("origin")) is not None and origin.lower() != f"http://{host.lower()}":
+      return await _deny(scope, receive, send, 403, f"websocket Origin {origin!r} is not this server's")
+    token = self.token_of(scope)
+    if token is None or not hmac.compare_digest(token.encode(), self.token.encode()):
+      return await _deny(scope, receive, send, 401, "missing or wrong token: open the URL the server printed")
+    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and not scope["path"].startswith("/api/") \
+       and any(k == "token" for k, _ in query):
+      rest = urlencode([(k, v) for k, v in query if k != "token"])
+      response = Response(status_code=303, headers={"Location": scope["path"] + (f"?{rest}" if rest else "")})
+      response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
+      return await response(scope, receive, send)
+    await self.app(scope, receive, send)
+
+async def _deny(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
+  if scope["type"] == "http":
+    return await JSONResponse({"error": message}, status_code=status)(scope, receive, send)
+  await receive()  # websocket.connect
+  if "websocket.http.response" in scope.get("extensions", {}):
+    await send({"type": "websocket.http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "websocket.http.response.body", "body": json.dumps({"error": message}).encode()})
+  else: await send({"type": "websocket.close", "code": 1008, "reason": message[:120]})
+
+def make_app(hub: Hub, token: str, port: int, hosts: set[str] | None, frontend_dir: Path | None = None,
+             on_shutdown: Callable[[], None] | None = None) -> ASGIApp:
+  @contextlib.asynccontextmanager
+  async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    yield
+    hub.close()
+    if on_shutdown is not None: on_shutdown()  # here, not after serve(): uvicorn re-raises SIGTERM once it returns
+  app = Starlette(routes=routes(), exception_handlers={NotFound: not_found}, lifespan=lifespan)
+  app.state.hub = hub
+  app.state.frontend = (frontend_dir or frontend_root()).resolve()
+  return Guard(app, token, port, hosts)
