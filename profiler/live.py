@@ -174,6 +174,7 @@ class LiveSink:
     self.error: str | None = None
     self.open_page = open_page
     self.page_opened = False
+    self.failures = 0
     self.closed = False
     self.wake, self.done = threading.Event(), threading.Event()
     self._warned: set[str] = set()
@@ -200,20 +201,25 @@ class LiveSink:
       self._warned.add(message)
       print(f"tinyviz: {message}", file=sys.stderr)
 
+  GIVE_UP = 30  # failed connections in a row (about two minutes) before streaming stops; the trace file goes on
+
   def _main(self) -> None:
-    failures = 0
+    self.failures = 0  # in a row; a connection that gets its hello resets it
     try:
       while True:
         try:
-          if self.server is None or failures >= 2: self.server, failures = find_or_start(), 0
+          # a server that failed twice in a row may be gone: look for (or start) one again
+          if self.server is None or (self.failures and self.failures % 2 == 0): self.server = find_or_start()
           if self._session(): break
-          failures = 0
         except Exception as e:  # any failure of the server or the network: the trace file has everything
           self.error = f"{type(e).__name__}: {e}"
-          failures += 1
-          if self.closed and failures >= 3: break
-          if not self.closed and failures >= 8: self._warn(f"viz server unreachable ({self.error}); the trace file still records everything")
-          time.sleep(min(0.2 * 2 ** failures, 5.0))
+          self.failures += 1
+          if self.closed and self.failures >= 3: break
+          if self.failures == 8: self._warn(f"viz server unreachable ({self.error}); the trace file still records everything")
+          if self.failures >= self.GIVE_UP:
+            self._warn(f"stopped streaming to the viz server ({self.error}); the trace file has the whole run")
+            break
+          time.sleep(min(0.2 * 2 ** self.failures, 5.0))
     finally: self.done.set()
 
   def _session(self) -> bool:
@@ -227,6 +233,7 @@ class LiveSink:
                  max_size=None, open_timeout=5, ping_interval=None, user_agent_header=None) as ws:
       hello = json.loads(ws.recv(timeout=5))
       if hello.get("type") != "ack": raise RuntimeError(f"unexpected hello {hello!r}")
+      self.failures = 0
       src = self.source
       self.acked = hello["n"]
       src.seek(self.acked)
@@ -297,7 +304,7 @@ def _at_exit(rec: Any, sink: LiveSink, pid: int) -> None:
   elif not rec.closed: rec.close()
   finished = sink.close()
   if rec.path: print(f"tinyviz: trace saved to {rec.path}", file=sys.stderr)
-  if sink.server is None:
+  if sink.server is None or sink.run_id is None:  # never connected, or never got as far as an ack
     print(f"tinyviz: no viz server ({sink.error or 'it did not start in time'}); open the trace with `tinyviz {rec.path}`", file=sys.stderr)
     return
   if not finished:

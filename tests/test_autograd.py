@@ -98,7 +98,6 @@ def test_comparison_where_mask_from_input():
   # a mask computed from the input itself: no gradient flows through the comparison, only through the chosen branch
   check(lambda x: (x > 0).where(x * 3, x.exp()), lambda x: torch.where(x > 0, x * 3, x.exp()), away(4, 5))
 
-@pytest.mark.xfail(strict=True, reason="engine: abs is (x < 0).where(-x, x), so d|x|/dx at 0 is 1; torch and tinygrad (x * sign(x)) give 0")
 def test_abs_gradient_at_zero_is_zero_like_torch():
   check(lambda x: x.abs(), torch.abs, np.array([-1.5, 0.0, 2.0], np.float32))
 
@@ -591,8 +590,6 @@ def test_grad_of_realized_leaf():
   (x * 3).sum().backward()
   np.testing.assert_allclose(x.grad.numpy(), np.full(3, 3.0))
 
-@pytest.mark.xfail(strict=True, reason="engine bug: realizing a leaf after the graph was built swaps its uop for a buffer "
-                   "the graph does not reference, so backward silently gives it no grad (tinygrad substitutes realized buffers in every graph)")
 def test_leaf_realized_after_graph_built_still_gets_grad():
   x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
   y = (x * x).sum()
@@ -601,9 +598,6 @@ def test_leaf_realized_after_graph_built_still_gets_grad():
   assert x.grad is not None, "x.grad is None"
   np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Tensor(value) / Tensor.zeros / ones / full are hash-consed CONST uops, so two "
-                   "leaves with the same value (or a leaf and an equal constant inside the graph) are one node and share their gradients "
-                   "(tinygrad makes such tensors unique)")
 def test_equal_valued_constant_leaves_get_their_own_grads():
   a, b = Tensor.zeros(3, requires_grad=True), Tensor.zeros(3, requires_grad=True)
   (a * 2 + b * 5).sum().backward()
@@ -619,7 +613,6 @@ def test_scalar_leaf_gets_grad():
   assert x.grad.shape == ()
   np.testing.assert_allclose(x.grad.numpy(), 12.0)
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Tensor(np.array(2.0)) has shape (1,), not () (np.ascontiguousarray makes 0-d arrays 1-d)")
 def test_leaf_from_0d_numpy_array():
   x = Tensor(np.array(2.0, dtype=np.float32), requires_grad=True)
   assert x.shape == ()

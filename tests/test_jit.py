@@ -81,8 +81,6 @@ def test_different_shape_or_dtype_raises_naming_the_input(bad, which):
   a, b = rnd(3, 4, seed=9), rnd(4, 5, seed=9)
   np.testing.assert_allclose(g(Tensor(a), Tensor(b)).numpy(), f(Tensor(a), Tensor(b)).numpy(), rtol=1e-6)
 
-@pytest.mark.xfail(strict=True, reason="engine bug: captured with one tensor passed for both parameters, the jit maps both to one buffer "
-                   "slot, and a replay with two different tensors silently reads the second for both (tinygrad refuses duplicate inputs)")
 def test_capture_with_the_same_tensor_twice_then_different_tensors():
   h = TinyJit(lambda x, y: (x * y).realize())
   for i in range(3):
@@ -135,8 +133,6 @@ def test_random_numbers_change_between_replays():
   for o in outs: assert 0 <= o.min() and o.max() < 1
   for i in range(1, 5): assert not np.array_equal(outs[i], outs[i - 1]), f"replay {i} drew the same numbers as the call before"
 
-@pytest.mark.xfail(strict=True, reason="engine bug: every TinyJit replay bumps the device rng step buffer and manual_seed does not "
-                   "reset it, so the same seed draws different numbers once any jitted function has replayed")
 def test_manual_seed_reproducible_after_jit_replays():
   Tensor.manual_seed(123)
   first = Tensor.rand(8).numpy()

@@ -145,8 +145,6 @@ def test_batchnorm_eval_mode_uses_running_stats():
   with Tensor.train(): batch_out = bn(Tensor(b)).numpy()
   assert not np.allclose(batch_out, tbn(torch.tensor(b)).detach().numpy(), atol=1e-2)
 
-@pytest.mark.xfail(strict=True, reason="engine bug: fresh BatchNorm weights/biases are Tensor.ones/zeros, hash-consed CONST uops, so "
-                   "two layers of the same size share one graph node and each gets the sum of both gradients until first realized")
 def test_two_batchnorms_of_the_same_size_get_their_own_grads():
   (bn1, tbn1), (bn2, tbn2) = (nn.BatchNorm(2), torch.nn.BatchNorm2d(2)), (nn.BatchNorm(2), torch.nn.BatchNorm2d(2))
   for b in (bn1, bn2): b.weight.requires_grad = b.bias.requires_grad = True  # as an optimizer would set them
@@ -243,8 +241,6 @@ def test_embedding(idx):
   close(out, tout, rtol=1e-6, atol=1e-7, msg="forward")
   close(emb.weight.grad, temb.weight.grad, rtol=1e-5, atol=1e-6, msg="weight grad (repeated ids add up, unused rows get 0)")
 
-@pytest.mark.xfail(strict=True, reason="engine bug: nn.Embedding reshapes a 0-d index to (1,), so the output is (1, embed) instead of "
-                   "(embed,) as in torch and tinygrad (idx.shape + (embed_size,))")
 def test_embedding_scalar_index():
   emb = nn.Embedding(5, 3)
   out = emb(Tensor(2))

@@ -74,7 +74,7 @@ def _tensor_call(fn):
 
 class Tensor:  # noqa: PLW1641
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
-  __slots__ = ("uop", "requires_grad", "grad", "_ctx", "__weakref__")
+  __slots__ = ("uop", "_requires_grad", "grad", "_lazy", "__weakref__")
   training: bool = False
   _seed, _draws = 0, 0  # random numbers: the seed and how many tensors were drawn since it was set
   _rng_step: dict[str, Tensor] = {}  # per device: a buffer TinyJit bumps before each replay
@@ -100,19 +100,31 @@ class Tensor:  # noqa: PLW1641
     elif isinstance(data, bytes): u = _host_buffer(data, dtypes.uint8, dev) if dt is None else _host_buffer(data, dt, dev)
     elif type(data).__module__ == "numpy" or hasattr(data, "__array__"):
       import numpy as np
-      arr = np.ascontiguousarray(data)
+      arr = np.asarray(data)
+      if not arr.flags.c_contiguous: arr = np.ascontiguousarray(arr)  # (ascontiguousarray alone makes 0-d arrays 1-d)
       src_dt = dtypes.from_np(arr.dtype)
       u = _host_buffer(arr.tobytes(), src_dt, dev)
       if arr.shape != (arr.size,): u = UOp(Ops.RESHAPE, src_dt, (u,), tuple(arr.shape))
       if dt is not None and dt != src_dt: u = u.cast(dt)
     else: raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
     self.uop: UOp = u
-    self.requires_grad: bool | None = requires_grad
+    self._lazy: UOp | None = None  # the graph this tensor had before realize made it a buffer (backward still finds it)
     self.grad: Tensor | None = None
-    self._ctx = None
+    self._requires_grad: bool | None = None
+    self.requires_grad = requires_grad
     Tensor._live.add(self)
 
   # ----- properties
+  @property
+  def requires_grad(self) -> bool | None: return self._requires_grad
+  @requires_grad.setter
+  def requires_grad(self, v: bool | None) -> None:
+    # a leaf built from constants is a hash-consed UOp that identical leaves share: give it its own buffer, so
+    # gradients of two Tensor.zeros(3, requires_grad=True) (or two BatchNorms' weights) don't merge
+    if v and not any(u.op is Ops.BUFFER for u in self.uop.toposort()):
+      Tensor.realize_all([self], with_pending_assigns=False)
+      self._lazy = None  # its constant graph is shared: a use of the same constant elsewhere is not a use of this leaf
+    self._requires_grad = v
   @property
   def lazydata(self) -> UOp: return self.uop
   @property
@@ -158,7 +170,7 @@ class Tensor:  # noqa: PLW1641
     # only the tensors realized take the buffers: another tensor with an identical (hash-consed) lazy graph must not
     # share storage with them, or an in-place assign to one would change the other
     for t in [*tensors, *pending]:
-      if (nu := becomes.get(t.uop)) is not None: t.uop = nu
+      if (nu := becomes.get(t.uop)) is not None: t._lazy, t.uop = t.uop, nu
   def contiguous(self) -> Tensor: return self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)), requires_grad=False)
   def _buffer(self) -> tuple[Buffer, tuple[int, ...]]:
@@ -209,7 +221,9 @@ class Tensor:  # noqa: PLW1641
 
   # ----- creation
   @staticmethod
-  def manual_seed(seed: int = 0) -> None: Tensor._seed, Tensor._draws = seed, 0
+  def manual_seed(seed: int = 0) -> None:
+    Tensor._seed, Tensor._draws = seed, 0
+    for t in Tensor._rng_step.values(): buffer_for(t.uop.base).copyin(b"\0\0\0\0")  # count jit replays from here again
   @staticmethod
   def _shape_arg(shape: tuple) -> tuple[int, ...]:
     s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
@@ -573,6 +587,7 @@ class Tensor:  # noqa: PLW1641
     shape = _broadcast_shape(cond.shape, xb.shape)
     return cond._broadcast_to(shape)._alu(Ops.WHERE, xb._broadcast_to(shape), yb._broadcast_to(shape), dtype=xb.dtype)
   def logical_not(self) -> Tensor: return self.bool()._alu(Ops.NEG)
+  def neg(self) -> Tensor: return -self
   def __neg__(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self._alu(Ops.NEG)
   def __invert__(self) -> Tensor:
     if self.dtype == dtypes.bool: return self.logical_not()
@@ -630,7 +645,9 @@ class Tensor:  # noqa: PLW1641
     tie = (f - self) == 0.5
     return (tie & ((f * 0.5).floor() * 2 != f)).where(f - 1, f)
   def square(self) -> Tensor: return self * self
-  def abs(self) -> Tensor: return self if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool else (self < 0).where(-self, self)
+  def abs(self) -> Tensor:  # x * sign(x) for floats: its gradient is 0 at 0, as in torch and tinygrad
+    if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool: return self
+    return self * self.sign() if dtypes.is_float(self.dtype) else (self < 0).where(-self, self)
   def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype != dtypes.bool else self
   def relu(self) -> Tensor: return (self > 0).where(self, 0)
   def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
@@ -760,8 +777,10 @@ class Tensor:  # noqa: PLW1641
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad that self depends on."""
     in_graph = set(self.uop.toposort())
-    tensors = [t for t in list(Tensor._live) if t.requires_grad and t.uop in in_graph]
-    for t, g in zip(tensors, self.gradient(*tensors, gradient=gradient)): t.grad = g if t.grad is None else t.grad + g
+    tensors = [t for t in list(Tensor._live) if t.requires_grad and (t.uop in in_graph or t._lazy in in_graph)]
+    # a tensor realized after this graph was built appears in it as its earlier, lazy graph
+    targets = [Tensor(t.uop if t.uop in in_graph else t._lazy) for t in tensors]  # type: ignore[arg-type]
+    for t, g in zip(tensors, self.gradient(*targets, gradient=gradient)): t.grad = g if t.grad is None else t.grad + g
     return self
   @staticmethod
   def train(mode: bool = True):

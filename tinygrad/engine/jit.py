@@ -41,12 +41,16 @@ class TinyJit:
       Tensor.realize_all(_tensors_in(ret))
       return ret
     inputs = self._inputs(args, kwargs)
-    sig = [(t.shape, t.dtype, t.device) for t in inputs]
+    bufs = [_input_buffer(t) for t in inputs]
+    # which inputs are the same buffer is part of the signature: a replay cannot tell apart inputs captured as one
+    alias = tuple(next(j for j in range(i + 1) if bufs[j] is b) for i, b in enumerate(bufs))
+    sig = [(t.shape, t.dtype, t.device, a) for t, a in zip(inputs, alias)]
     if self.cnt >= 2:
       if sig != self.signature:
         diff = next(i for i, (a, b) in enumerate(zip(sig + [None] * 9, self.signature + [None] * 9)) if a != b)
-        raise JitError(f"TinyJit: input {diff} is {sig[diff] if diff < len(sig) else 'missing'} but was captured as "
-                       f"{self.signature[diff] if diff < len(self.signature) else 'missing'}; a jitted function needs the same shapes, dtypes and devices on every call")
+        raise JitError(f"TinyJit: input {diff} is (shape, dtype, device, same-as-input) {sig[diff] if diff < len(sig) else 'missing'} but was captured as "
+                       f"{self.signature[diff] if diff < len(self.signature) else 'missing'}; a jitted function needs the same shapes, dtypes, devices "
+                       "and the same inputs shared on every call")
       new = [_input_buffer(t) for t in inputs]
       for k, slots in enumerate(self.input_slots):
         for i, j in slots: self.captured[i][2][j] = new[k]

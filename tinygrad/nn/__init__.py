@@ -62,6 +62,6 @@ class Embedding:
     self.vocab_sz, self.embed_sz = vocab_size, embed_size
     self.weight = Tensor.glorot_uniform(vocab_size, embed_size)
   def __call__(self, idx: Tensor) -> Tensor:
-    if not idx.shape: idx = idx.reshape(1)
+    if not idx.shape: return self(idx.reshape(1)).reshape(self.embed_sz)
     onehot = (idx.unsqueeze(-1) == Tensor.arange(self.vocab_sz, device=idx.device)).cast(self.weight.dtype)
     return onehot @ self.weight

@@ -8,7 +8,7 @@ behind, then catches up from the deltas (a `resume` is the same thing: moving th
 whose socket takes longer than SEND_TIMEOUT_S to take one message is disconnected; it reconnects and resumes.
 """
 from __future__ import annotations
-import asyncio, json, os, time
+import asyncio, json, os, shutil, time
 from collections import OrderedDict
 from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -219,8 +219,10 @@ class Hub:
     return run
 
   def close(self) -> None:
+    """At exit: the server's copies of live runs go (each script's own trace file is the record it printed)."""
     for f in self._files.values(): f.close()
     self._files.clear()
+    shutil.rmtree(self.spool_dir, ignore_errors=True)
 
 def _lines(text: str, objs: list[Any]) -> list[str]:
   """The frame's events as trace lines: cut from the text when the sender wrote one event per line (ours does:
