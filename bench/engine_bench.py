@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys, time, statistics
 import numpy as np
 from tinygrad import Tensor, GlobalCounters
-from tinygrad.engine import realize as realize_mod
 
 def best(fn, reps: int) -> float:
   ts = []

@@ -4,7 +4,6 @@ gradient per source (None where no gradient flows)."""
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
-from tinygrad.dtype import dtypes
 from tinygrad.helpers import argsort
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher
 if TYPE_CHECKING: from tinygrad.tensor import Tensor

@@ -1,6 +1,6 @@
 """Small shared helpers: env vars (the engine's UI), math on shapes, timing."""
 from __future__ import annotations
-import os, functools, time, itertools
+import os, functools, time
 from typing import Iterable, TypeVar, Any
 T = TypeVar("T")
 
@@ -57,10 +57,8 @@ def prod(x: Iterable[T], start: Any = 1) -> Any:
 def argsort(x: list) -> list[int]: return sorted(range(len(x)), key=x.__getitem__)
 def flatten(x: Iterable[Iterable[T]]) -> list[T]: return [v for sub in x for v in sub]
 def dedup(x: Iterable[T]) -> list[T]: return list(dict.fromkeys(x))
-def all_same(x: list) -> bool: return all(v == x[0] for v in x)
 def all_int(x: Iterable) -> bool: return all(isinstance(v, int) for v in x)
 def ceildiv(a: int, b: int) -> int: return -(-a // b)
-def round_up(a: int, b: int) -> int: return ceildiv(a, b) * b
 def strides_for_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
   out, acc = [], 1
   for s in reversed(shape): out.append(acc); acc *= s
@@ -69,7 +67,6 @@ def normalize_axis(axis: int, ndim: int) -> int:
   if not -max(ndim, 1) <= axis < max(ndim, 1): raise IndexError(f"axis {axis} is out of range for a tensor with {ndim} dims")
   return axis + ndim if axis < 0 else axis
 def perf_ns() -> int: return time.perf_counter_ns()
-counter = itertools.count
 
 class GlobalCounters:
   """What ran since the last reset, as tinygrad users know it."""

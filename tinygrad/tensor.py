@@ -1,9 +1,9 @@
 """Tensor: a lazy view of a UOp graph. Nothing runs until realize() (or numpy(), tolist(), item())."""
 from __future__ import annotations
-import math, random, struct, weakref, itertools
-from typing import Any, Sequence, Iterable
+import math, struct, weakref, itertools
+from typing import Any, Sequence
 from tinygrad.dtype import DType, dtypes, to_dtype, least_upper_dtype, least_upper_float
-from tinygrad.helpers import prod, argsort, normalize_axis, all_int, flatten, strides_for_shape
+from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad import tracing
 from tinygrad.helpers import perf_ns
@@ -413,7 +413,7 @@ class Tensor:  # noqa: PLW1641
     if step < 0: x = x.flip(d)
     if abs(step) > 1:
       cnt = x.shape[d]
-      k = -(-cnt // abs(step))
+      k = ceildiv(cnt, abs(step))
       x = x.pad(tuple((0, k * abs(step) - cnt) if i == d else None for i in range(x.ndim)))
       x = x.reshape(x.shape[:d] + (k, abs(step)) + x.shape[d + 1:]).shrink(tuple((0, 1) if i == d + 1 else None for i in range(x.ndim + 1)))
       x = x.reshape(x.shape[:d] + (k,) + x.shape[d + 2:])
@@ -428,10 +428,10 @@ class Tensor:  # noqa: PLW1641
       k = idx.index(Ellipsis)
       idx = idx[:k] + (slice(None),) * (self.ndim - n_real) + idx[k + 1:]
     idx = idx + (slice(None),) * (self.ndim - sum(1 for i in idx if i is not None))
-    x, d, out_shape = self, 0, []
-    squeeze_dims, new_axes = [], []
+    # index each real dim in turn (an int keeps a size-1 dim for now), then reshape: ints drop their dim, None adds one
+    x, d, shape = self, 0, []
     for i in idx:
-      if i is None: new_axes.append(len(out_shape)); out_shape.append(1); continue
+      if i is None: shape.append(1); continue
       if isinstance(i, bool) or not isinstance(i, (int, slice)): raise IndexError(f"unsupported index {i!r}")
       if isinstance(i, int):
         n = x.shape[d]
@@ -440,16 +440,9 @@ class Tensor:  # noqa: PLW1641
         x = x.shrink(tuple((i, i + 1) if k == d else None for k in range(x.ndim)))
       else:
         x = x._slice_dim(d, i)
-        out_shape.append(x.shape[d])
+        shape.append(x.shape[d])
       d += 1
-    # rebuild the shape: drop integer-indexed dims, insert None dims
-    kept, di = [], 0
-    for i in idx:
-      if i is None: kept.append(1)
-      else:
-        if isinstance(i, slice): kept.append(x.shape[di])
-        di += 1
-    return x.reshape(tuple(kept))
+    return x.reshape(tuple(shape))
   def _fancy_index(self, idx) -> Tensor:
     # one tensor index on the first dims it names: gather through a one-hot comparison, as tinygrad does
     if len(idx) != 1: raise IndexError("only a single Tensor index is supported")
@@ -838,7 +831,7 @@ class Tensor:  # noqa: PLW1641
     x, n_pre = self, len(pre)
     for axis, (n, kk, s, d, oo) in enumerate(zip((H, W), k, stride, dilation, o)):
       ax = n_pre + 2 * axis  # the dim being windowed: earlier windowed dims became (o, k) pairs
-      e = -(-kk * (n + d) // n)
+      e = ceildiv(kk * (n + d), n)
       shp = x.shape
       x = x.reshape(shp[:ax] + (1, n) + shp[ax + 1:]).expand(shp[:ax] + (e, n) + shp[ax + 1:]).reshape(shp[:ax] + (e * n,) + shp[ax + 1:])
       x = x.shrink(tuple((0, kk * (n + d)) if i == ax else None for i in range(x.ndim))).reshape(shp[:ax] + (kk, n + d) + shp[ax + 1:])

@@ -3,7 +3,7 @@ movement op into index arithmetic and every REDUCE_AXIS into loops (REDUCE over 
 from __future__ import annotations
 import itertools
 from tinygrad.dtype import dtypes
-from tinygrad.helpers import prod, strides_for_shape
+from tinygrad.helpers import strides_for_shape
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
 from tinygrad.uop.symbolic import symbolic
 

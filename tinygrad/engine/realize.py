@@ -1,7 +1,7 @@
 """Running a schedule: lower and compile each new kernel once (one compiler call per device), then run kernels and
 copies in order, timing each one on the host clock."""
 from __future__ import annotations
-from tinygrad.helpers import DEBUG, GlobalCounters, perf_ns, prod
+from tinygrad.helpers import DEBUG, GlobalCounters, perf_ns
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts

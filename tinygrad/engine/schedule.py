@@ -3,7 +3,6 @@ Elementwise ops fuse into their consumer; a reduction ends its kernel unless onl
 from __future__ import annotations
 import itertools
 from dataclasses import dataclass
-from tinygrad.dtype import dtypes
 from tinygrad.helpers import prod
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
 

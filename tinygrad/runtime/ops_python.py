@@ -6,7 +6,7 @@ from typing import Any
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.uop.alu import exec_alu, truncate
-from tinygrad.codegen.linearize import Program, reduce_identity
+from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer
 from tinygrad.device import Buffer
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 import sys, weakref, inspect, math, itertools
 from enum import Enum, auto
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 from tinygrad.dtype import DType, dtypes
 from tinygrad import tracing
 
