@@ -5,9 +5,9 @@ from __future__ import annotations
 import pathlib, sys, time
 import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
-from tinygrad import Tensor, TinyJit, nn
+from tinygrad import Tensor, nn
 from tinygrad.nn.state import get_parameters
-from beautiful_digits import Model
+from beautiful_digits import Model, make_train_step
 
 BS = 128
 
@@ -16,13 +16,7 @@ class MLP:
   def __call__(self, x: Tensor) -> Tensor: return self.l2(self.l1(x.flatten(1)).relu())
 
 def ours_steps_per_s(model, x_shape: tuple[int, ...], steps: int) -> float:
-  opt = nn.optim.Adam(get_parameters(model), lr=1e-3)
-  @TinyJit
-  def step(x: Tensor, y: Tensor) -> Tensor:
-    with Tensor.train():
-      opt.zero_grad()
-      loss = model(x).sparse_categorical_crossentropy(y).backward()
-      return loss.realize(*opt.schedule_step())
+  step = make_train_step(model, nn.optim.Adam(get_parameters(model), lr=1e-3))
   rng = np.random.default_rng(0)
   x, y = Tensor(rng.standard_normal((BS, *x_shape), dtype=np.float32)).realize(), Tensor(rng.integers(0, 10, BS, dtype=np.int32)).realize()
   for _ in range(3): step(x, y)  # run, capture, first replay

@@ -48,18 +48,23 @@ class Model:
       lambda x: x.flatten(1), nn.Linear(64 * (size // 4) ** 2, 10)]
   def __call__(self, x: Tensor) -> Tensor: return x.sequential(self.layers)
 
-def train(steps: int = getenv("STEPS", 300), bs: int = getenv("BS", 128), lr: float = float(getenv("LR", "0.002")), log=print) -> float:
-  X_train, Y_train, X_test, Y_test = load_data()
-  Tensor.manual_seed(getenv("SEED", 42))
-  model = Model(X_train.shape[-1])
-  opt = nn.optim.Adam(get_parameters(model), lr=lr)
-
+def make_train_step(model, opt) -> TinyJit:
+  """One jitted training step: forward, loss, backward and the optimizer's update, realized in one schedule."""
   @TinyJit
   def train_step(x: Tensor, y: Tensor) -> Tensor:
     with Tensor.train():
       opt.zero_grad()
       loss = model(x).sparse_categorical_crossentropy(y).backward()
       return loss.realize(*opt.schedule_step())
+  return train_step
+
+def train(steps: int = getenv("STEPS", 300), bs: int = getenv("BS", 128), lr: float = float(getenv("LR", "0.002")), log=print) -> float:
+  X_train, Y_train, X_test, Y_test = load_data()
+  Tensor.manual_seed(getenv("SEED", 42))
+  model = Model(X_train.shape[-1])
+  opt = nn.optim.Adam(get_parameters(model), lr=lr)
+
+  train_step = make_train_step(model, opt)
 
   @TinyJit
   def test_acc(x: Tensor, y: Tensor) -> Tensor: return (model(x).argmax(axis=1) == y).mean() * 100

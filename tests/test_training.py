@@ -3,7 +3,7 @@
 import importlib.util, pathlib, re
 import numpy as np
 import pytest
-from tinygrad import Tensor, TinyJit, nn
+from tinygrad import Tensor, nn
 from tinygrad.nn.state import get_parameters
 
 pytest.importorskip("sklearn")
@@ -36,12 +36,7 @@ def test_model_trains_and_loss_falls(bd, data):
   before = [p.numpy().copy() for p in params]
   opt = nn.optim.Adam(params, lr=0.003)
 
-  @TinyJit
-  def train_step(x: Tensor, y: Tensor) -> Tensor:
-    with Tensor.train():
-      opt.zero_grad()
-      loss = model(x).sparse_categorical_crossentropy(y).backward()
-      return loss.realize(*opt.schedule_step())
+  train_step = bd.make_train_step(model, opt)
 
   def accuracy() -> float: return float((model(X_test).argmax(axis=1) == Y_test).mean().item())
 
