@@ -41,9 +41,10 @@ def get_program(ast: UOp, device: str) -> Program:
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   dev = Device[device]
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)
-  # only compute-bound kernels use every core: one core already saturates memory on a streaming kernel, and a
+  # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
   # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled
-  p.parallel = first is not None and first.src[0].arg >= 2 and p.flops >= dev.renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4)
+  p.parallel = first is not None and first.src[0].arg >= 2 and (p.flops >= dev.renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4)
+                                                                  or p.mem_bytes >= dev.renderer.parallel_stream_bytes and not p.reduce_size)
   p.src = dev.renderer.render(p)
   p.ctx_id = tc.id  # type: ignore[attr-defined]
   p.kernel_id = -1  # type: ignore[attr-defined]

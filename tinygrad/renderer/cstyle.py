@@ -43,6 +43,7 @@ class CStyleRenderer:
   kernel_prefix = "void"
   buffer_qualifier = "restrict"
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
+  parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
   def param(self, p: UOp, written: bool) -> str:
     return f"{'' if written else 'const '}{p.dtype.cname}* {self.buffer_qualifier} data{p.arg[0]}"
   def loop_open(self, r: UOp, name: str) -> str: return f"for (int {name} = 0; {name} < {r.src[0].arg}; {name}++) {{"
