@@ -255,7 +255,9 @@ class Tensor:  # noqa: PLW1641
     if step == 0: raise ValueError("arange step must not be zero")
     dt = to_dtype(dtype) if dtype is not None else (dtypes.default_int if all(isinstance(v, int) for v in (start, stop, step)) else dtypes.default_float)
     n = max(0, math.ceil((stop - start) / step))
-    return Tensor._from_values([start + i * step for i in range(n)], (n,), dt, device, **kw)
+    # computed where it is used: element i is start + i*step (an IOTA node lowers to the loop index)
+    iota = Tensor(UOp(Ops.IOTA, dt, (UOp(Ops.DEVICE, arg=Device.canonicalize(device)),), n))
+    return Tensor((iota * step + start if step != 1 or start != 0 else iota).cast(dt).uop, **kw)
   @staticmethod
   def eye(n: int, m: int | None = None, dtype=None, device=None, **kw) -> Tensor:
     m = n if m is None else m

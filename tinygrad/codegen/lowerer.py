@@ -68,6 +68,7 @@ pm_lower_index = PatternMatcher([
    lambda x, g, i: x.replace(src=tuple(index(s, g, i.src[2:]) for s in x.src))),
   (UPat(Ops.INDEX, src=(UPat(Ops.CONST, name="x"), UPat.var()), allow_any_len=True), lambda x: UOp.const(x.dtype, x.arg)),
   (UPat(Ops.INDEX, src=(UPat(Ops.DEFINE_VAR, name="x"), UPat.var()), allow_any_len=True), lambda x: x),
+  (UPat(Ops.INDEX, src=(UPat(Ops.IOTA, name="x"), UPat.var(), UPat.var("j"))), lambda x, j: j.cast(x.dtype)),
   (UPat(Ops.INDEX, src=(UPat(Ops.RESHAPE, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _reshape),
   (UPat(Ops.INDEX, src=(UPat(Ops.PERMUTE, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _permute),
   (UPat(Ops.INDEX, src=(UPat(Ops.EXPAND, name="x"), UPat.var("g")), allow_any_len=True, name="i"), _expand),

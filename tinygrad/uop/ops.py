@@ -9,7 +9,7 @@ from tinygrad import tracing
 class Ops(Enum):
   # graph structure
   SINK = auto(); NOOP = auto(); DEVICE = auto(); BUFFER = auto(); COPY = auto(); CONST = auto(); DEFINE_VAR = auto()
-  CONTIGUOUS = auto(); DETACH = auto(); ASSIGN = auto()
+  CONTIGUOUS = auto(); DETACH = auto(); ASSIGN = auto(); IOTA = auto()  # IOTA: 0, 1, ..., arg-1 (arange, lazily)
   # movement: arg carries the new shape / order / padding
   RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()
   # reductions: REDUCE_AXIS in the tensor graph (arg=(op, axes)); REDUCE in a lowered kernel (src=(value, *ranges))
@@ -184,6 +184,7 @@ def _as_dtype(dtype: DType, b: Any) -> Any:
 def _compute_shape(u: UOp) -> tuple[int, ...] | None:
   op, src, arg = u.op, u.src, u.arg
   if op in (Ops.BUFFER, Ops.DEFINE_GLOBAL): return (arg[1],)
+  if op is Ops.IOTA: return (arg,)
   if op in (Ops.CONST, Ops.DEFINE_VAR): return ()
   if op in (Ops.RESHAPE, Ops.EXPAND): return tuple(arg)
   if op is Ops.PERMUTE: return tuple(src[0].shape[i] for i in arg)
