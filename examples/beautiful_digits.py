@@ -58,7 +58,7 @@ def make_train_step(model, opt) -> TinyJit:
       return loss.realize(*opt.schedule_step())
   return train_step
 
-def train(steps: int = getenv("STEPS", 300), bs: int = getenv("BS", 128), lr: float = float(getenv("LR", "0.002")), log=print) -> float:
+def train(steps: int = getenv("STEPS", 300), bs: int = getenv("BS", 128), lr: float = getenv("LR", 0.002), log=print) -> float:
   X_train, Y_train, X_test, Y_test = load_data()
   Tensor.manual_seed(getenv("SEED", 42))
   model = Model(X_train.shape[-1])

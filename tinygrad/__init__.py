@@ -12,9 +12,11 @@ from tinygrad.uop.ops import UOp, Ops
 # VIZ=1 also streams it to the viz server (started or joined in the background); VIZ=-1 and PROFILE=1 only write the file
 if _os.environ.get("VIZ", "0") not in ("", "0") or _os.environ.get("PROFILE", "0") not in ("", "0"):
   try:
-    from profiler import recorder as _recorder, live as _live
+    from profiler import recorder as _recorder
     _rec = _recorder.install()
-    if _live.wanted(): _live.start(_rec)
+    if _os.environ.get("VIZ", "0").strip().lstrip("+")[:1] not in ("", "0", "-"):  # VIZ > 0: live (not VIZ=-1)
+      from profiler import live as _live
+      if _live.wanted(): _live.start(_rec)
   except ImportError as e:
     import warnings
     warnings.warn(f"VIZ/PROFILE is set but the profiler could not be loaded: {e}")

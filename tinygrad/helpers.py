@@ -9,9 +9,9 @@ def getenv(key: str, default: Any = 0) -> Any:
   """Read an env var, typed like its default (tinygrad's idiom: env vars are the UI)."""
   val = os.environ.get(key)
   if val is None: return default
-  if isinstance(default, int):
-    try: return int(val)
-    except ValueError: raise ValueError(f"env var {key}={val!r} must be an integer") from None
+  if isinstance(default, (int, float)) and not isinstance(default, bool):
+    try: return type(default)(val)
+    except ValueError: raise ValueError(f"env var {key}={val!r} must be a number like {default!r}") from None
   return val
 
 class ContextVar:
