@@ -79,3 +79,7 @@ def test_kernel_whose_inputs_simplify_away_still_gets_the_right_buffers():
   # x*0 drops a buffer from the kernel body; the remaining ones must still line up with the arguments
   a, b, c = Tensor([1.0, 2.0]), Tensor([3.0, 4.0]), Tensor([5.0, 6.0])
   assert ((a * 0 + b) / c).tolist() == pytest.approx([0.6, 4 / 6])
+
+def test_cumsum_matches_numpy():
+  x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+  for axis in (0, 1): np.testing.assert_allclose(Tensor(x).cumsum(axis).numpy(), x.cumsum(axis), rtol=1e-5, atol=1e-6)

@@ -198,7 +198,6 @@ def _compute_shape(u: UOp) -> tuple[int, ...] | None:
   return None
 
 def _cdiv(a: int, b: int) -> int: return abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncating division
-def _cmod(a: int, b: int) -> int: return a - b * _cdiv(a, b)
 
 def _compute_minmax(u: UOp) -> tuple[Any, Any]:
   op, s = u.op, u.src
@@ -375,11 +374,6 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: boo
   finally: t.rewrite_end(out)
   return out
 
-def graph_rewrite_map(sink: UOp, pm: PatternMatcher, ctx: Any = None, name: str | None = None) -> dict[UOp, UOp]:
-  """Rewrite each source of `sink` and return {old: new}."""
-  new = graph_rewrite(sink, pm, ctx, name=name)
-  return dict(zip(sink.src, new.src))
-
 class track_context:
   """Groups the rewrites inside it into one context of the trace (a schedule, a kernel's codegen, ...)."""
   def __init__(self, kind: str, name: str): self.kind, self.name, self.id = kind, name, -1
@@ -389,4 +383,3 @@ class track_context:
   def __exit__(self, *exc):
     if self.id != -1 and (t := tracing.tracer) is not None: t.context_end(self.id)
 
-def sint_to_uop(x: int | UOp, dtype: DType = dtypes.int32) -> UOp: return x if isinstance(x, UOp) else UOp.const(dtype, x)

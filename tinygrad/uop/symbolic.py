@@ -128,5 +128,4 @@ index_math = PatternMatcher([
   (UPat(Ops.CMPLT, src=(UPat.var("x", dtype=dtypes.ints), UPat.var("x"))), lambda x: UOp.const(dtypes.bool, False)),
 ])
 
-symbolic_simple = constant_folding + identities
 symbolic = constant_folding + identities + reassociation + index_math
