@@ -5,13 +5,13 @@ Uses conftest's `page` (which fails a test on console errors) and `artifacts`; t
 in one server, and a live run added to it), started like conftest's (`python -m viz FILE... --no-browser --port P`)
 and stopped by its PID."""
 from __future__ import annotations
-import json, os, re, signal, socket, subprocess, sys, time
+import json, os, re, subprocess, sys
 from pathlib import Path
 import pytest
+from conftest import run_server, ServerUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 TORCH_TRACE = ROOT / "tests" / "fixtures" / "torch_cpu_trace.json"
-URL_RE = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
 TWO_DEVICES = """
 from tinygrad import Tensor
 a = Tensor.arange(64).reshape(8, 8).float()
@@ -20,11 +20,6 @@ b = Tensor.arange(16, device="PYTHON").float() * 2 + 1
 print(b.sum().numpy())
 """
 TL = "document.getElementById('view-timeline').timeline"
-
-def _free_port() -> int:
-  with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    return s.getsockname()[1]
 
 @pytest.fixture(scope="module")
 def tl_server(tmp_path_factory):
@@ -35,28 +30,9 @@ def tl_server(tmp_path_factory):
   env.pop("DEBUG", None)
   proc = subprocess.run([sys.executable, "-c", TWO_DEVICES], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
   assert proc.returncode == 0 and trace.exists(), proc.stderr
-  port = _free_port()
-  log = open(d / "server.log", "w+")
-  srv = subprocess.Popen([sys.executable, "-m", "viz", str(trace), str(TORCH_TRACE), "--no-browser", "--port", str(port)], cwd=ROOT,
-                         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
   try:
-    m, deadline = None, time.monotonic() + 30
-    while m is None and time.monotonic() < deadline and srv.poll() is None:
-      time.sleep(0.1)
-      log.seek(0)
-      m = URL_RE.search(log.read())
-    if m is None:
-      log.seek(0)
-      pytest.skip(f"the viz server did not start (exit {srv.poll()}):\n{log.read()[-2000:]}")
-    yield {"url": m.group(0), "base": f"http://127.0.0.1:{port}", "port": port, "token": m.group(2)}
-  finally:
-    if srv.poll() is None:
-      os.kill(srv.pid, signal.SIGTERM)
-      try: srv.wait(timeout=10)
-      except subprocess.TimeoutExpired:
-        os.kill(srv.pid, signal.SIGKILL)
-        srv.wait(timeout=10)
-    log.close()
+    with run_server([trace, TORCH_TRACE], d / "server.log") as srv: yield srv
+  except ServerUnavailable as e: pytest.skip(str(e))
 
 def open_timeline(pg, server: dict, run: int, extra: str = "") -> None:
   """conftest's `page` starts on conftest's server: log in to ours (the token URL sets the cookie), open the run."""
