@@ -850,7 +850,10 @@ class Tensor:  # noqa: PLW1641
     N, cin = self.shape[:2]
     cout, cin_g, kh, kw = weight.shape
     if cin != cin_g * groups or cout % groups: raise ValueError(f"conv2d: input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
-    x = self._pad2d(padding)._pool((kh, kw), Tensor._pair(stride), Tensor._pair(dilation))  # (N, cin, oh, ow, kh, kw)
+    # the padded input is its own buffer: the convolution (and its weight gradient) then reads whole rows with no
+    # per-element bounds check, which lets the CPU renderer load them as vectors
+    xp = self._pad2d(padding)
+    x = (xp.contiguous() if xp is not self else xp)._pool((kh, kw), Tensor._pair(stride), Tensor._pair(dilation))  # (N, cin, oh, ow, kh, kw)
     oh, ow = x.shape[2:4]
     x = x.reshape(N, groups, 1, cin_g, oh, ow, kh, kw)
     w = weight.reshape(1, groups, cout // groups, cin_g, 1, 1, kh, kw)

@@ -3,12 +3,15 @@ A global loop g that some loads don't depend on is split as g = g'*u + c for c i
 copied u times with c a constant: those loads are then shared by the copies, and the copies' reductions share one
 loop (the linearizer merges reductions over the same ranges). This is how a matmul stops being memory bound."""
 from __future__ import annotations
-import itertools
+import functools, itertools
 from collections import Counter
+from typing import Callable
+from tinygrad import tracing
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
-from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite
+from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, untraced_rewrites
 from tinygrad.uop.symbolic import symbolic, _terms
+from tinygrad.codegen.lowerer import pm_clean_gates
 
 MAX_UPCAST = 128
 
@@ -17,10 +20,11 @@ def _depends(u: UOp, r: UOp, memo: dict) -> bool:
 
 def _factor(size: int, fs: tuple[int, ...]) -> int | None:
   """The upcast factor for a dim: all of it when small, else the first of fs that divides it."""
+  if not fs: return None
   if 2 <= size <= max(fs): return size
   return next((f for f in fs if size % f == 0), None)
 
-def choose_upcasts(sink: UOp, granges: list[UOp]) -> list[tuple[UOp, int]]:
+def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, first: tuple[int, ...] = (16, 8, 4), rest: tuple[int, ...] = (8, 4)) -> list[tuple[UOp, int]]:
   """(global range, factor) pairs for register blocking: the innermost global dim, and then the dim that lets the
   copies share the loads the first choice does not (in a matmul: n shares A's loads, then m shares B's; in a conv:
   x shares the weights, then the output channel shares the input)."""
@@ -33,13 +37,13 @@ def choose_upcasts(sink: UOp, granges: list[UOp]) -> list[tuple[UOp, int]]:
   def shared(g: UOp) -> set[UOp]: return {ld for ld in loads if not _depends(ld.src[1], g, memo)}
   out: list[tuple[UOp, int]] = []
   last = granges[-1]
-  if shared(last) and (f := _factor(last.src[0].arg, (16, 8, 4))) is not None: out.append((last, f))
+  if shared(last) and (f := _factor(last.src[0].arg, first)) is not None: out.append((last, f))
   done = shared(out[0][0]) if out else set()
-  budget = MAX_UPCAST // (out[0][1] if out else 1)
+  budget //= (out[0][1] if out else 1)
   cands = [g for g in reversed(granges) if g is not last and shared(g)]
   cands.sort(key=lambda g: -len(shared(g) - done))  # stable: among equals the inner dim wins
   for g in cands:
-    if (f := _factor(g.src[0].arg, tuple(x for x in (8, 4) if x <= budget))) is not None and f <= budget:
+    if (f := _factor(g.src[0].arg, tuple(x for x in rest if x <= budget))) is not None and f <= budget:
       out.append((g, f)); break
   return out
 
@@ -54,55 +58,81 @@ def _expand(ctx: _Upcast, s: UOp) -> UOp | None:
     stores.extend(UOp(Ops.SINK, src=s.src).substitute(mapping).src)
   return UOp(Ops.SINK, src=tuple(dict.fromkeys(stores)))
 pm_upcast = PatternMatcher([(UPat(Ops.SINK, name="s"), _expand)])
+pm_upcast_simplify = pm_upcast + symbolic + pm_clean_gates
 
 VEC_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV}
 
-def vectorize(sink: UOp, V: UOp, width: int) -> UOp | None:
+def _canon(u: UOp) -> tuple:
+  """A sum as (its non-constant terms, in any order, and its constant)."""
+  ts = _terms(u)
+  return tuple(sorted(Counter(t for t in ts if t.op is not Ops.CONST).items(), key=lambda kv: id(kv[0]))), sum(t.arg for t in ts if t.op is Ops.CONST)
+
+def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtypes.int32, k)})  # simplified with the whole kernel later
+
+def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
+  """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None."""
+  with untraced_rewrites():  # a test, not a step of the kernel's rewrite
+    def at(k: int) -> UOp: return graph_rewrite(_lane(idx, V, k), symbolic)
+    b_terms, b_const = _canon(base := at(0))
+    for k in (1, width // 2, width - 1):
+      if _canon(at(k)) != (b_terms, b_const + k): return None
+  return base
+
+def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) -> UOp | None:
   """The kernel with every value that depends on the vector range V as one vector of `width` lanes: loads and stores
-  at base + V become single vector loads and stores. None when some node can't be a vector (then the caller copies
-  the body per lane instead). Only float arithmetic and sum/product reductions are vectorized."""
+  at base + V become single vector loads and stores; other loads (strided, or gated per lane) are gathered and other
+  stores scattered lane by lane. reduce_range: V is the lane of that reduce range (split by split_reduce), so each
+  sum over it ends with a sum of its lanes. None when some node can't be a vector (then the caller copies the body
+  per lane instead). Only float arithmetic and sum/product reductions are vectorized."""
   topo = sink.toposort()
   dep: dict[UOp, bool] = {}
   users: dict[UOp, list[UOp]] = {}
   for u in topo:
-    dep[u] = u is V or any(dep[s] for s in u.src)
+    dep[u] = u is V or (any(dep[s] for s in u.src) and not (u.op is Ops.REDUCE and reduce_range in u.src[1:]))
     for s in u.src: users.setdefault(s, []).append(u)
-  def canon(u: UOp) -> tuple:  # a sum as (its non-constant terms, in any order, and its constant)
-    ts = _terms(u)
-    return tuple(sorted(Counter(t for t in ts if t.op is not Ops.CONST).items(), key=lambda kv: id(kv[0]))), sum(t.arg for t in ts if t.op is Ops.CONST)
-  def base_of(idx: UOp) -> UOp | None:
-    base = graph_rewrite(idx.substitute({V: UOp.const(dtypes.int32, 0)}), symbolic, name="opt: vector base")
-    b_terms, b_const = canon(base)
-    for k in (1, width // 2, width - 1):  # affine in V with coefficient 1: lane k reads base + k
-      if canon(graph_rewrite(idx.substitute({V: UOp.const(dtypes.int32, k)}), symbolic)) != (b_terms, b_const + k): return None
-    return base
   new: dict[UOp, UOp] = {}
+  scattered: dict[UOp, list[UOp]] = {}
   for u in topo:
+    if u.op is Ops.REDUCE and reduce_range in u.src[1:]:
+      if u.arg is not Ops.ADD or u.dtype != dtypes.float32 or not dep[u.src[0]]: return None
+      acc = UOp(Ops.REDUCE, u.dtype.vec(width), (new[u.src[0]], *u.src[1:]), u.arg)
+      lanes = [UOp(Ops.GEP, u.dtype, (acc,), k) for k in range(width)]
+      while len(lanes) > 1: lanes = [lanes[i] + lanes[i + 1] for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
+      new[u] = lanes[0]; continue
+    if u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg); continue
     if not dep[u]: new[u] = u.replace(src=tuple(new[s] for s in u.src)) if u.src else u; continue
     if u is V: continue
-    if u.dtype in dtypes.ints or u.dtype == dtypes.bool:  # index arithmetic: may only feed load/store addresses
-      if any(not (c.op in (Ops.LOAD, Ops.STORE) and c.src[1] is u) and not (c.dtype in dtypes.ints) for c in users.get(u, [])): return None
+    if u.dtype in dtypes.ints or u.dtype == dtypes.bool:  # index arithmetic and gates: may only feed load/store addresses
+      if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.dtype in dtypes.ints or c.dtype == dtypes.bool
+                 for c in users.get(u, [])): return None
       continue
     if u.op is Ops.LOAD:
-      if len(u.src) == 3 and dep[u.src[2]]: return None
-      if (base := base_of(u.src[1])) is None: return None
-      new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], base, *[new[s] for s in u.src[2:]]))
+      if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
+        new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], base, *[new[s] for s in u.src[2:]]))
+      else: new[u] = UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(_lane(u, V, k) for k in range(width)))  # one scalar load per lane
     elif u.op is Ops.STORE:
-      if not dep[u.src[1]] or not dep[u.src[2]] or (base := base_of(u.src[1])) is None: return None
-      new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], base, new[u.src[2]]))
+      if not dep[u.src[2]]: return None
+      if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], base, new[u.src[2]]))
+      elif dep[u.src[1]]:  # one scalar store per lane
+        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], _lane(u.src[1], V, k), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
+      else: return None
     elif u.op in VEC_ALU and u.dtype == dtypes.float32:
       new[u] = UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
-    elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL) and u.dtype == dtypes.float32:
+    elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL) and u.dtype == dtypes.float32 and reduce_range is None:
       new[u] = UOp(Ops.REDUCE, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
-    elif u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(new[s] for s in u.src), u.arg)
     else: return None
   return new[sink]
 
-def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp, list[UOp]]:
-  """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions)."""
-  ups = choose_upcasts(sink, granges)
-  if not ups: return sink, granges
-  nid = max(r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE) + 1
+def split_reduce(sink: UOp, R: UOp, width: int, nid: int) -> tuple[UOp, UOp, UOp]:
+  """The kernel with reduce range R split as R' * width + V, V the vector lane: every REDUCE over R now runs over R'."""
+  Rp = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, R.src[0].arg // width),), (nid, "reduce"))
+  V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, width),), (nid + 1, "vector"))
+  mapping = {u: UOp(Ops.REDUCE, u.dtype, (u.src[0].substitute({R: Rp * width + V}), *[Rp if r is R else r for r in u.src[1:]]), u.arg)
+             for u in sink.toposort() if u.op is Ops.REDUCE and R in u.src[1:]}
+  return sink.substitute(mapping), Rp, V
+
+def _outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tuple[list[tuple[UOp, UOp, int]], list[UOp], int]:
+  """For each upcast global range g by f: g = outer * f + c. Returns the plan (g, outer, f), the new global ranges, next id."""
   plan, new_granges = [], []
   for g in granges:
     f = next((f for gg, f in ups if gg is g), None)
@@ -111,16 +141,80 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp
     nid += 1
     plan.append((g, outer, f))
     if outer.op is Ops.RANGE: new_granges.append(outer)
-  from tinygrad.codegen.lowerer import pm_clean_gates
-  V = None
-  inner = next((p for p in plan if p[0] is granges[-1]), None)
-  if vector and inner is not None and inner[2] in (8, 16) and not getenv("NOVEC", 0):
-    # the innermost dim's lanes become one vector: its copies are not made, V stands for the lane
-    g, outer, f = inner
-    V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, f),), (nid, "vector"))
-    rest = [p for p in plan if p is not inner]
-    vsink = sink.substitute({g: outer * f + V if outer.op is Ops.RANGE else V})
-    vsink = graph_rewrite(vsink, pm_upcast + symbolic + pm_clean_gates, ctx=_Upcast(rest), name=f"opt: upcast {' '.join(str(f) for _, _, f in rest)} vector {f}")
-    if (vec := vectorize(vsink, V, f)) is not None: return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
-  sink = graph_rewrite(sink, pm_upcast + symbolic + pm_clean_gates, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}")
-  return sink, new_granges
+  return plan, new_granges, nid
+
+def _upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
+  return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")
+
+def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int) -> tuple[UOp, list[UOp]] | None:
+  """Lanes along output dim g (a matmul's columns; a convolution's x): partial results stay separate per lane; the
+  other dims are upcast as copies, each copy a vector."""
+  width = next((w for w in (16, 8) if g.src[0].arg % w == 0), None)
+  if width is None: return None
+  rest = [r for r in granges if r is not g]
+  plan, _, nid = _outer_ranges(rest, choose_upcasts(sink, rest, budget=MAX_UPCAST // width), nid)
+  (_, outer, _), = _outer_ranges([g], [(g, width)], nid)[0]
+  V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, width),), (nid + 1, "vector"))
+  vsink = _upcast(sink.substitute({g: outer * width + V if outer.op is Ops.RANGE else V}), plan, f" vector {width}")
+  if (vec := vectorize(vsink, V, width)) is None: return None
+  new_granges = []
+  for r in granges:  # the outer ranges, in the order of the ranges they came from
+    p = next((p for p in plan + [(g, outer, width)] if p[0] is r), None)
+    if p is None: new_granges.append(r)
+    elif p[1].op is Ops.RANGE: new_granges.append(p[1])
+  return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
+
+def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, list[UOp]] | None:
+  """Lanes along the innermost reduce dim (a matmul with both operands contiguous along k): one vector accumulator per
+  output, its lanes summed after the loop. Fewer copies than the output-lane plan: each copy holds a whole vector."""
+  reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
+  if not reduces or len({u.src[1:] for u in reduces}) != 1: return None
+  R = reduces[0].src[-1]
+  width = next((w for w in (16, 8, 4) if R.src[0].arg % w == 0), None)
+  if width is None: return None
+  ups = choose_upcasts(sink, granges, budget=16, first=(4, 2), rest=(4, 2))
+  plan, new_granges, nid = _outer_ranges(granges, ups, nid)
+  ssink, Rp, V = split_reduce(sink, R, width, nid)
+  if (vec := vectorize(_upcast(ssink, plan, f" reduce vector {width}"), V, width, Rp)) is None: return None
+  return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
+
+def loop_cost(sink: UOp) -> float:
+  """Estimated instructions per accumulated lane of the longest reduction: its loop body runs trips times, the rest
+  (index math, stores, lane sums) once per output tile. A load or float op counts 1 whatever its width, a gathered
+  vector 1 more per lane, integer index math a quarter (the C compiler folds most of it into addressing)."""
+  topo = sink.toposort()
+  scope: dict[UOp, frozenset[UOp]] = {}  # the ranges each value changes with, as the linearizer places it
+  for u in topo:
+    scope[u] = frozenset([u]) if u.op is Ops.RANGE else scope[u.src[0]] - frozenset(u.src[1:]) if u.op is Ops.REDUCE else frozenset().union(*[scope[s] for s in u.src])
+  groups: dict[tuple[UOp, ...], list[UOp]] = {}
+  for u in topo:
+    if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
+  if not groups: return 0.0
+  rngs, reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0]))
+  trips = prod(r.src[0].arg for r in rngs)
+  def w(n: UOp) -> float:
+    if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
+    if n.op is Ops.VECTORIZE: return len(n.src)
+    return 0.25 if n.dtype in dtypes.ints or n.dtype == dtypes.bool else 1
+  inside = sum(w(n) for n in topo if scope[n] & set(rngs)) + len(reduces)  # + the accumulate of each reduction
+  outside = sum(w(n) for n in topo if not scope[n] & set(rngs))
+  return (inside * trips + outside) / (sum(u.dtype.count for u in reduces) * trips)
+
+def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp, list[UOp]]:
+  """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). The plans are
+  scalar copies per upcast, lanes along an output dim, lanes along the reduction: the one whose inner loop costs
+  least per accumulated lane (loop_cost) wins. Plans are tried untraced; the winner is rebuilt traced."""
+  nid = max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
+  if not (ups := choose_upcasts(sink, granges)): return sink, granges
+  def scalar() -> tuple[UOp, list[UOp]]:
+    plan, new_granges, _ = _outer_ranges(granges, ups, nid)
+    return _upcast(sink, plan, ""), new_granges
+  plans: list[Callable[[], tuple[UOp, list[UOp]] | None]] = [scalar]
+  if vector and not getenv("NOVEC", 0):
+    plans += [functools.partial(_vector_over_output, sink, granges, g, nid) for g in granges if g.src[0].arg % 8 == 0]
+    plans.append(functools.partial(_vector_over_reduce, sink, granges, nid))
+  if len(plans) == 1: return scalar()
+  with untraced_rewrites(): built = [(p, r) for p in plans if (r := p()) is not None]
+  best, res = min(built, key=lambda pr: loop_cost(pr[1][0]))
+  if (t := tracing.tracer) is not None and t.capture_rewrites: res = best()  # type: ignore[assignment]  # again, so the trace shows how it was built
+  return res  # type: ignore[return-value]

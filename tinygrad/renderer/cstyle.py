@@ -27,6 +27,7 @@ code_for_op: dict[Ops, Callable[[DType, list[str]], str]] = {
 }
 
 def render_const(v, dt: DType) -> str:
+  if dt.count > 1: return render_const(v, dt.scalar)  # type: ignore[arg-type]  # with vectors, C broadcasts a scalar
   if dt == dtypes.bool: return "1" if v else "0"
   if dtypes.is_float(dt):
     if math.isnan(v): s = "NAN"
@@ -42,11 +43,13 @@ def render_const(v, dt: DType) -> str:
 class CStyleRenderer:
   kernel_prefix = "void"
   buffer_qualifier = "restrict"
+  code_for_op = code_for_op  # a subclass may respell ops (CUDA: half arithmetic)
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
   parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
   def param(self, p: UOp, written: bool) -> str:
     return f"{'' if written else 'const '}{p.dtype.cname}* {self.buffer_qualifier} data{p.arg[0]}"
   def loop_open(self, r: UOp, name: str) -> str: return f"for (int {name} = 0; {name} < {r.src[0].arg}; {name}++) {{"
+  def bitcast(self, to: DType, frm: DType, x: str) -> str: return f"((union {{{frm.cname} a; {to.cname} b;}}){{.a={x}}}).b"
 
   def render(self, p: Program) -> str:
     uops = p.uops
@@ -87,7 +90,7 @@ class CStyleRenderer:
         emit(f"{dt.cname} {r[u]} = {init};"); continue
       if op is Ops.ACC_UPDATE:
         a, v = r[u.src[0]], r[u.src[1]]
-        upd = code_for_op[Ops.MAX](dt, [a, v]) if u.arg is Ops.MAX else f"{a} {'+' if u.arg is Ops.ADD else '*'} {v}"
+        upd = self.code_for_op[Ops.MAX](dt, [a, v]) if u.arg is Ops.MAX else f"{a} {'+' if u.arg is Ops.ADD else '*'} {v}"
         emit(f"{a} = {upd};"); continue
       if op is Ops.REDUCE: r[u] = r[p.acc_of[u]]; continue
       if op is Ops.LOAD and dt.count > 1:  # a vector load: count consecutive scalars from base
@@ -104,12 +107,14 @@ class CStyleRenderer:
         r[u] = name("val"); emit(f"{dt.cname} {r[u]} = {expr};"); continue
       if op is Ops.STORE: emit(f"{r[u.src[0]]}[{r[u.src[1]]}] = {r[u.src[2]]};"); continue
       if op is Ops.CAST: expr = f"(({dt.cname})({r[u.src[0]]}))"
-      elif op is Ops.BITCAST: expr = f"((union {{{u.src[0].dtype.cname} a; {dt.cname} b;}}){{.a={r[u.src[0]]}}}).b"
+      elif op is Ops.GEP: expr = f"{r[u.src[0]]}[{u.arg}]"
+      elif op is Ops.VECTORIZE: expr = f"(({dt.cname}){{{', '.join(r[s] for s in u.src)}}})"
+      elif op is Ops.BITCAST: expr = self.bitcast(dt, u.src[0].dtype, r[u.src[0]])
       elif op in GroupOp.ALU:
         if op is Ops.MAX:  # its operands appear twice in the expression: name them, or nested maxes grow exponentially
           for s in u.src:
             if s in inlined: inlined.discard(s); nm = name("alu"); emit(f"{s.dtype.cname} {nm} = {r[s]};"); r[s] = nm
-        expr = code_for_op[op](dt, [r[s] for s in u.src])
+        expr = self.code_for_op[op](dt, [r[s] for s in u.src])
       else: raise NotImplementedError(f"the C renderer has no rule for {op}")
       if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; inlined.add(u)  # used once: inline it
       else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")

@@ -17,6 +17,8 @@ class Ops(Enum):
   # kernels and their lowering
   KERNEL = auto(); DEFINE_GLOBAL = auto(); RANGE = auto(); INDEX = auto(); LOAD = auto(); STORE = auto()
   DEFINE_ACC = auto(); ACC_UPDATE = auto(); ENDRANGE = auto(); SPECIAL = auto()
+  # vectors inside a kernel: VECTORIZE builds one from scalar lanes, GEP takes lane arg out of one
+  VECTORIZE = auto(); GEP = auto()
   # ALU
   CAST = auto(); BITCAST = auto()
   EXP2 = auto(); LOG2 = auto(); SIN = auto(); SQRT = auto(); RECIP = auto(); NEG = auto(); TRUNC = auto()
@@ -364,10 +366,16 @@ def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) ->
       else: stack.append((n, 2, r)); stack.append((r, 0, None))
   return replace[sink]
 
+class untraced_rewrites:
+  """Rewrites inside are not recorded: for trial work whose result may be thrown away (an optimizer's rejected plans)."""
+  depth = 0
+  def __enter__(self): untraced_rewrites.depth += 1
+  def __exit__(self, *exc): untraced_rewrites.depth -= 1
+
 def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> UOp:
   """Rewrite `sink` with `pm` to a fixed point: sources first, and every replacement is rewritten again."""
   t = tracing.tracer
-  if t is None or not t.capture_rewrites: return _rewrite(sink, pm, ctx, bottom_up, None)
+  if t is None or not t.capture_rewrites or untraced_rewrites.depth: return _rewrite(sink, pm, ctx, bottom_up, None)
   t.rewrite_begin(name or "graph_rewrite", _caller_location(__file__), sink)
   out = sink
   try: out = _rewrite(sink, pm, ctx, bottom_up, t)
