@@ -200,21 +200,30 @@ def loop_cost(sink: UOp) -> float:
   outside = sum(w(n) for n in topo if not scope[n] & set(rngs))
   return (inside * trips + outside) / (sum(u.dtype.count for u in reduces) * trips)
 
-def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp, list[UOp]]:
-  """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). The plans are
-  scalar copies per upcast, lanes along an output dim, lanes along the reduction: the one whose inner loop costs
-  least per accumulated lane (loop_cost) wins. Plans are tried untraced; the winner is rebuilt traced."""
+Plan = Callable[[], "tuple[UOp, list[UOp]] | None"]
+
+def candidate_plans(sink: UOp, granges: list[UOp], vector: bool) -> list[tuple[str, Plan]]:
+  """(name, build) for every way to optimize the kernel: scalar copies per upcast, lanes along each output dim that
+  vectors fit, lanes along the reduction. A build returns (kernel, global ranges), or None where the plan can't apply."""
   nid = max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
-  if not (ups := choose_upcasts(sink, granges)): return sink, granges
+  if not (ups := choose_upcasts(sink, granges)): return []
   def scalar() -> tuple[UOp, list[UOp]]:
     plan, new_granges, _ = _outer_ranges(granges, ups, nid)
     return _upcast(sink, plan, ""), new_granges
-  plans: list[Callable[[], tuple[UOp, list[UOp]] | None]] = [scalar]
+  out: list[tuple[str, Plan]] = [("scalar", scalar)]
   if vector and not getenv("NOVEC", 0):
-    plans += [functools.partial(_vector_over_output, sink, granges, g, nid) for g in granges if g.src[0].arg % 8 == 0]
-    plans.append(functools.partial(_vector_over_reduce, sink, granges, nid))
-  if len(plans) == 1: return scalar()
-  with untraced_rewrites(): built = [(p, r) for p in plans if (r := p()) is not None]
-  best, res = min(built, key=lambda pr: loop_cost(pr[1][0]))
-  if (t := tracing.tracer) is not None and t.capture_rewrites: res = best()  # type: ignore[assignment]  # again, so the trace shows how it was built
+    out += [(f"lanes along output dim {granges.index(g)}", functools.partial(_vector_over_output, sink, granges, g, nid)) for g in granges if g.src[0].arg % 8 == 0]
+    out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid)))
+  return out
+
+def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp, list[UOp]]:
+  """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). Of the candidate
+  plans the one whose inner loop costs least per accumulated lane (loop_cost) wins. Plans are tried untraced; the
+  winner is built again traced, so a trace shows only how the kernel that runs was made."""
+  plans = candidate_plans(sink, granges, vector)
+  if not plans: return sink, granges
+  if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]
+  with untraced_rewrites(): built = [(b, r) for _, b in plans if (r := b()) is not None]
+  best, res = min(built, key=lambda br: loop_cost(br[1][0]))
+  if (t := tracing.tracer) is not None and t.capture_rewrites: res = best()  # type: ignore[assignment]
   return res  # type: ignore[return-value]

@@ -1,0 +1,83 @@
+"""Every optimization plan of the CPU code generator computes the same numbers: each plan (scalar copies, vector
+lanes along each output dim, lanes along the reduction) of real kernels is compiled with the real C compiler, run,
+and checked against numpy; and the cost model picks vector code where a user would expect it."""
+import numpy as np
+import pytest
+from tinygrad import Tensor
+from tinygrad.uop.ops import Ops
+from tinygrad.engine.schedule import create_schedule, kernel_params
+from tinygrad.engine import realize as R
+from tinygrad.codegen.lowerer import lower_kernel
+from tinygrad.codegen.opts import candidate_plans
+from tinygrad.codegen.linearize import linearize
+from tinygrad.device import Device, Buffer
+
+rng = np.random.default_rng(0)
+def T(*shape): return Tensor(rng.standard_normal(shape, dtype=np.float32)).realize()
+
+def _cases():
+  a, b, bt = T(32, 48), T(48, 40), T(40, 48)
+  x, w, g = T(4, 3, 8, 8), T(16, 3, 3, 3), T(4, 16, 8, 8)
+  xp = Tensor(np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))).realize()
+  return {
+    "matmul": (lambda: a @ b, lambda: a.numpy() @ b.numpy()),
+    "matmul with a transposed operand": (lambda: a @ bt.T, lambda: a.numpy() @ bt.numpy().T),
+    # a padded window read straight from the unpadded input: per-lane gates
+    "conv with padding in the kernel": (lambda: (x.pad((1, 1, 1, 1))._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * w.reshape(1, 16, 3, 1, 1, 3, 3)).sum((2, 5, 6)),
+                                        lambda: _np_conv(x.numpy(), w.numpy())),
+    "conv weight gradient": (lambda: (xp._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * g.reshape(4, 16, 1, 8, 8, 1, 1)).sum((0, 3, 4)),
+                             lambda: np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy())),
+    # exp has no vector form here: every vector plan declines, the scalar plan runs
+    "reduction of a non-vector op": (lambda: (a.reshape(32, 1, 48) - bt.reshape(1, 40, 48)).exp().sum(2),
+                                     lambda: np.exp(a.numpy()[:, None] - bt.numpy()[None]).sum(2)),
+  }
+
+def _np_windows(xp):
+  n, c, h, w = xp.shape
+  return np.stack([np.stack([xp[:, :, i:i + h - 2, j:j + w - 2] for j in range(3)], -1) for i in range(3)], -2)
+def _np_conv(x, w): return np.einsum("bcyxij,kcij->bkyx", _np_windows(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))), w)
+
+CASES = _cases()
+
+def _kernel(t: Tensor, last: bool = False):
+  items, _ = create_schedule([t.uop])
+  kernels = [it for it in items if it.kind == "kernel"]
+  assert last or len(kernels) == 1, "the expression should be one kernel over realized inputs"
+  return kernel_params(kernels[-1])
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_plan_matches_numpy(case):
+  build, ref = CASES[case]
+  ast, bufs = _kernel(build())
+  sink, granges = lower_kernel(ast)
+  plans = candidate_plans(sink, granges, vector=True)
+  assert len(plans) >= 3, "a reduction kernel should have scalar and vector plans"
+  dev, expected, ran = Device["CPU"], ref(), 0
+  for k, (name, plan) in enumerate(plans):
+    if (res := plan()) is None: continue
+    p = linearize(res[0], res[1], f"test_plan_{k}", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
+    p.src = dev.renderer.render(p)
+    dev.compile([p])
+    out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
+    dev.run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
+    got = np.frombuffer(out.copyout(), dtype=np.float32).reshape(expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=f"plan {name!r}:\n{p.src}")
+    ran += 1
+  assert ran >= (1 if "non-vector" in case else 2)
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions():
+  src = lambda t: R.get_program(_kernel(t, last=True)[0], "CPU").src
+  a, b, bt = T(128, 784), T(784, 128), T(128, 784)
+  # a Linear layer's forward (x @ w.T): both operands contiguous along k, so vector accumulators over k, their lanes
+  # summed after the loop
+  s = src(a @ bt.T)
+  assert "floatx16 acc0" in s and "acc0[15]" in s, s
+  # the usual layout: lanes along the output's columns, one vector load of b per k
+  s = src(a @ b)
+  assert "floatx16 acc0" in s and "__builtin_memcpy(&val" in s, s
+  # a convolution through Tensor.conv2d reads its padded input as whole vectors, no per-element bounds checks
+  x, w = T(8, 8, 8, 8), T(16, 8, 3, 3)
+  s = src(x.conv2d(w, padding=1))  # the last kernel of its schedule is the convolution
+  assert "floatx" in s and "?" not in s, s
