@@ -17,7 +17,7 @@ def T(*shape): return Tensor(rng.standard_normal(shape, dtype=np.float32)).reali
 
 def _cases():
   a, b, bt = T(32, 48), T(48, 40), T(40, 48)
-  x, w, g = T(4, 3, 8, 8), T(16, 3, 3, 3), T(4, 16, 8, 8)
+  x, w, g, g4 = T(4, 3, 8, 8), T(16, 3, 3, 3), T(4, 16, 8, 8), T(4, 16, 4, 4)
   xp = Tensor(np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))).realize()
   return {
     "matmul": (lambda: a @ b, lambda: a.numpy() @ b.numpy()),
@@ -27,6 +27,11 @@ def _cases():
                                         lambda: _np_conv(x.numpy(), w.numpy())),
     "conv weight gradient": (lambda: (xp._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * g.reshape(4, 16, 1, 8, 8, 1, 1)).sum((0, 3, 4)),
                              lambda: np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy())),
+    # a batchnorm statistic: y and x merge into one loop of 64, long enough for vector lanes
+    "sum over batch and an image's y and x": (lambda: g.sum((0, 2, 3)), lambda: g.numpy().sum((0, 2, 3))),
+    # a convolution's input gradient on a 4x4 image: y and x are too short for vectors alone, not as a pair
+    "outer product over a 4x4 image": (lambda: (g4.reshape(4, 16, 1, 4, 4, 1, 1) * w.reshape(1, 16, 3, 1, 1, 3, 3)).sum(1),
+                                       lambda: np.einsum("bkyx,kcij->bcyxij", g4.numpy(), w.numpy())),
     # exp has no vector form here: every vector plan declines, the scalar plan runs
     "reduction of a non-vector op": (lambda: (a.reshape(32, 1, 48) - bt.reshape(1, 40, 48)).exp().sum(2),
                                      lambda: np.exp(a.numpy()[:, None] - bt.numpy()[None]).sum(2)),
@@ -81,3 +86,6 @@ def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions():
   x, w = T(8, 8, 8, 8), T(16, 8, 3, 3)
   s = src(x.conv2d(w, padding=1))  # the last kernel of its schedule is the convolution
   assert "floatx" in s and "?" not in s, s
+  # a per-channel sum over batch, y and x: one vector accumulator over the merged y*x loop
+  s = src(T(32, 16, 8, 8).sum((0, 2, 3)))
+  assert "floatx16 acc0" in s and s.count("for (") == 3, s

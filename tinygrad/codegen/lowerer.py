@@ -80,11 +80,14 @@ pm_lower_index = PatternMatcher([
    lambda x, g, j: UOp(Ops.LOAD, x.dtype, (x, j, g))),
 ])
 
-# a gate that folded to True is dropped from the load; a gated load already gives 0 where its gate is false
+def _conjuncts(g: UOp) -> set[UOp]: return _conjuncts(g.src[0]) | _conjuncts(g.src[1]) if g.op is Ops.AND and g.dtype == dtypes.bool else {g}
+
+# a gate that folded to True is dropped from the load; a gated load already gives 0 where its gate (or any part of
+# it: nested pads make nested WHEREs) is false
 pm_clean_gates = PatternMatcher([
   (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("j"), UPat.const(dtypes.bool, True))), lambda b, j: UOp(Ops.LOAD, b.dtype, (b, j))),
-  (UPat(Ops.WHERE, src=(UPat.var("g"), UPat(Ops.LOAD, name="ld", src=(UPat.var(), UPat.var(), UPat.var("g"))), UPat.cvar("z"))),
-   lambda g, ld, z: ld if z.arg == 0 else None),
+  (UPat(Ops.WHERE, src=(UPat.var("c"), UPat(Ops.LOAD, name="ld", src=(UPat.var(), UPat.var(), UPat.var("g"))), UPat.cvar("z"))),
+   lambda c, ld, g, z: ld if z.arg == 0 and _conjuncts(c) <= _conjuncts(g) else None),
 ])
 
 def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:

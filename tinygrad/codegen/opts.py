@@ -164,6 +164,13 @@ def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int) -> tupl
     elif p[1].op is Ops.RANGE: new_granges.append(p[1])
   return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
 
+def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int) -> tuple[UOp, list[UOp]] | None:
+  """Lanes along output dims k and k+1 merged into one (index math splits it again where needed)."""
+  a, b = granges[k], granges[k + 1]
+  G = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, a.src[0].arg * b.src[0].arg),), (nid, "global"))
+  merged = graph_rewrite(sink.substitute({a: G // b.src[0].arg, b: G % b.src[0].arg}), symbolic, name="opt: merge output dims")
+  return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1)
+
 def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the innermost reduce dim (a matmul with both operands contiguous along k): one vector accumulator per
   output, its lanes summed after the loop. Fewer copies than the output-lane plan: each copy holds a whole vector."""
@@ -191,7 +198,7 @@ def loop_cost(sink: UOp) -> float:
     if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
   if not groups: return 0.0
   rngs, reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0]))
-  trips = prod(r.src[0].arg for r in rngs)
+  trips = max(1, prod(r.src[0].arg for r in rngs))
   def w(n: UOp) -> float:
     if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
     if n.op is Ops.VECTORIZE: return len(n.src)
@@ -200,19 +207,47 @@ def loop_cost(sink: UOp) -> float:
   outside = sum(w(n) for n in topo if not scope[n] & set(rngs))
   return (inside * trips + outside) / (sum(u.dtype.count for u in reduces) * trips)
 
+def _divmods(u: UOp) -> int: return sum(1 for x in u.toposort() if x.op in (Ops.IDIV, Ops.MOD))
+
+def merge_reduce_loops(sink: UOp) -> UOp:
+  """Adjacent loops of a reduction that every load walks contiguously (a sum over a row-major image's y and x)
+  become one longer loop: fewer loop overheads and a loop long enough for vector lanes. A merge is kept only when
+  symbolic math folds the split index back (no new divisions)."""
+  nid = max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
+  changed = True
+  while changed:
+    changed = False
+    for u in sink.toposort():
+      if u.op is not Ops.REDUCE or len(u.src) < 3: continue
+      for k in range(1, len(u.src) - 1):
+        Ra, Rb = u.src[k], u.src[k + 1]
+        if Ra.src[0].arg < 2 or Rb.src[0].arg < 2: continue
+        R = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, Ra.src[0].arg * Rb.src[0].arg),), (nid, "reduce"))
+        with untraced_rewrites(): body = graph_rewrite(u.src[0].substitute({Ra: R // Rb.src[0].arg, Rb: R % Rb.src[0].arg}), symbolic)
+        if _divmods(body) > _divmods(u.src[0]): continue
+        sink = sink.substitute({u: UOp(Ops.REDUCE, u.dtype, (body, *u.src[1:k], R, *u.src[k + 2:]), u.arg)})
+        nid, changed = nid + 1, True
+        break
+      if changed: break
+  return sink
+
 Plan = Callable[[], "tuple[UOp, list[UOp]] | None"]
 
 def candidate_plans(sink: UOp, granges: list[UOp], vector: bool) -> list[tuple[str, Plan]]:
   """(name, build) for every way to optimize the kernel: scalar copies per upcast, lanes along each output dim that
   vectors fit, lanes along the reduction. A build returns (kernel, global ranges), or None where the plan can't apply."""
   nid = max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
-  if not (ups := choose_upcasts(sink, granges)): return []
+  if not any(u.op is Ops.REDUCE for u in sink.toposort()): return []  # elementwise: the C compiler vectorizes these itself
+  ups = choose_upcasts(sink, granges)
   def scalar() -> tuple[UOp, list[UOp]]:
     plan, new_granges, _ = _outer_ranges(granges, ups, nid)
     return _upcast(sink, plan, ""), new_granges
   out: list[tuple[str, Plan]] = [("scalar", scalar)]
   if vector and not getenv("NOVEC", 0):
-    out += [(f"lanes along output dim {granges.index(g)}", functools.partial(_vector_over_output, sink, granges, g, nid)) for g in granges if g.src[0].arg % 8 == 0]
+    out += [(f"lanes along output dim {granges.index(g)}", functools.partial(_vector_over_output, sink, granges, g, nid)) for g in granges if g.src[0].arg % 8 == 0 and g.src[0].arg]
+    # two dims too short for vectors alone (a 4x4 image) may fit one as a pair
+    out += [(f"lanes along output dims {k} and {k + 1}", functools.partial(_vector_over_pair, sink, granges, k, nid)) for k in range(len(granges) - 1)
+            if 2 <= granges[k + 1].src[0].arg < 8 and granges[k].src[0].arg >= 2 and granges[k].src[0].arg * granges[k + 1].src[0].arg % 8 == 0]
     out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid)))
   return out
 
@@ -220,6 +255,7 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp
   """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). Of the candidate
   plans the one whose inner loop costs least per accumulated lane (loop_cost) wins. Plans are tried untraced; the
   winner is built again traced, so a trace shows only how the kernel that runs was made."""
+  if not getenv("NOOPT", 0): sink = merge_reduce_loops(sink)
   plans = candidate_plans(sink, granges, vector)
   if not plans: return sink, granges
   if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]

@@ -119,7 +119,7 @@ class CStyleRenderer:
       if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; inlined.add(u)  # used once: inline it
       else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")
     params = ", ".join(self.param(pp, pp in written) for pp in p.params)
-    vec_types = sorted({u.dtype for u in uops if u.dtype.count > 1}, key=lambda d: d.name)
+    vec_types = sorted({u.dtype.cname: u.dtype for u in uops if u.dtype.count > 1}.values(), key=lambda d: d.name)
     typedefs = "".join(f"typedef {d.scalar.cname} {d.cname} __attribute__((vector_size({d.itemsize})));\n" for d in vec_types)  # type: ignore[union-attr]
     return typedefs + f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
 
