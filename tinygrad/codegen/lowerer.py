@@ -90,6 +90,9 @@ pm_clean_gates = PatternMatcher([
    lambda c, ld, g, z: ld if z.arg == 0 and _conjuncts(c) <= _conjuncts(g) else None),
 ])
 
+pm_simplify = symbolic + pm_clean_gates
+pm_lower = pm_lower_index + pm_simplify
+
 def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
   """ast: SINK(STORE(DEFINE_GLOBAL out, value)). Returns the scalar SINK and the global RANGEs, outermost first."""
   ctx = LowerContext()
@@ -100,6 +103,6 @@ def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
   lin = _c(0)
   for v, st in zip(glbl, strides_for_shape(shape)): lin = lin + v * st
   sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.STORE, dtypes.void, (out, lin, index(value, TRUE, tuple(glbl)))),))
-  sink = graph_rewrite(sink, pm_lower_index + symbolic + pm_clean_gates, ctx=ctx, name="lower: index to loops")
-  sink = graph_rewrite(sink, symbolic + pm_clean_gates, name="lower: simplify")
+  sink = graph_rewrite(sink, pm_lower, ctx=ctx, name="lower: index to loops")
+  sink = graph_rewrite(sink, pm_simplify, name="lower: simplify")
   return sink, [r for r in glbl if r.op is Ops.RANGE]

@@ -67,7 +67,7 @@ def _canon(u: UOp) -> tuple:
   ts = _terms(u)
   return tuple(sorted(Counter(t for t in ts if t.op is not Ops.CONST).items(), key=lambda kv: id(kv[0]))), sum(t.arg for t in ts if t.op is Ops.CONST)
 
-def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtypes.int32, k)})  # simplified with the whole kernel later
+def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtypes.int32, k)})
 
 def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
   """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None."""
@@ -92,6 +92,11 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) ->
     for s in u.src: users.setdefault(s, []).append(u)
   new: dict[UOp, UOp] = {}
   scattered: dict[UOp, list[UOp]] = {}
+  lane_memo: list[dict[UOp, UOp]] = [{V: UOp.const(dtypes.int32, k)} for k in range(width)]
+  def lane(x: UOp, k: int) -> UOp:  # x with V = k; rebuilds only what depends on V, shared across the kernel's loads
+    if not dep[x]: return x
+    if (y := lane_memo[k].get(x)) is None: y = lane_memo[k][x] = UOp(x.op, x.dtype, tuple(lane(s, k) for s in x.src), x.arg)
+    return y
   for u in topo:
     if u.op is Ops.REDUCE and reduce_range in u.src[1:]:
       if u.arg is not Ops.ADD or u.dtype != dtypes.float32 or not dep[u.src[0]]: return None
@@ -109,12 +114,12 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) ->
     if u.op is Ops.LOAD:
       if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
         new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], base, *[new[s] for s in u.src[2:]]))
-      else: new[u] = UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(_lane(u, V, k) for k in range(width)))  # one scalar load per lane
+      else: new[u] = UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width)))  # one scalar load per lane
     elif u.op is Ops.STORE:
       if not dep[u.src[2]]: return None
       if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], base, new[u.src[2]]))
       elif dep[u.src[1]]:  # one scalar store per lane
-        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], _lane(u.src[1], V, k), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
+        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], lane(u.src[1], k), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
       else: return None
     elif u.op in VEC_ALU and u.dtype == dtypes.float32:
       new[u] = UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
@@ -146,13 +151,21 @@ def _outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> t
 def _upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
   return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")
 
-def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int) -> tuple[UOp, list[UOp]] | None:
+# copies per vector plan: as many as fit (a tall tile: one dim upcast by up to 16) or a square 4x4 tile, which shares
+# each load among more copies when two dims share loads
+TILES = {"tall": (MAX_UPCAST // 8, (16, 8, 4), (8, 4)), "square": (16, (4,), (4,))}
+
+def _output_tile(sink: UOp, granges: list[UOp], g: UOp, tile: str) -> list[tuple[UOp, int]]:
+  """The upcasts beside lanes along g."""
+  budget, first, more = TILES[tile]
+  return choose_upcasts(sink, [r for r in granges if r is not g], budget=min(budget, MAX_UPCAST // (16 if g.src[0].arg % 16 == 0 else 8)), first=first, rest=more)
+
+def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int, tile: str = "tall") -> tuple[UOp, list[UOp]] | None:
   """Lanes along output dim g (a matmul's columns; a convolution's x): partial results stay separate per lane; the
   other dims are upcast as copies, each copy a vector."""
   width = next((w for w in (16, 8) if g.src[0].arg % w == 0), None)
   if width is None: return None
-  rest = [r for r in granges if r is not g]
-  plan, _, nid = _outer_ranges(rest, choose_upcasts(sink, rest, budget=MAX_UPCAST // width), nid)
+  plan, _, nid = _outer_ranges([r for r in granges if r is not g], _output_tile(sink, granges, g, tile), nid)
   (_, outer, _), = _outer_ranges([g], [(g, width)], nid)[0]
   V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, width),), (nid + 1, "vector"))
   vsink = _upcast(sink.substitute({g: outer * width + V if outer.op is Ops.RANGE else V}), plan, f" vector {width}")
@@ -171,7 +184,7 @@ def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int) -> tuple[
   merged = graph_rewrite(sink.substitute({a: G // b.src[0].arg, b: G % b.src[0].arg}), symbolic, name="opt: merge output dims")
   return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1)
 
-def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, list[UOp]] | None:
+def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, copies: int = 16) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the innermost reduce dim (a matmul with both operands contiguous along k): one vector accumulator per
   output, its lanes summed after the loop. Fewer copies than the output-lane plan: each copy holds a whole vector."""
   reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
@@ -179,7 +192,7 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, l
   R = reduces[0].src[-1]
   width = next((w for w in (16, 8, 4) if R.src[0].arg % w == 0), None)
   if width is None: return None
-  ups = choose_upcasts(sink, granges, budget=16, first=(4, 2), rest=(4, 2))
+  ups = choose_upcasts(sink, granges, budget=copies, first=(8, 4, 2) if copies > 16 else (4, 2), rest=(4, 2))
   plan, new_granges, nid = _outer_ranges(granges, ups, nid)
   ssink, Rp, V = split_reduce(sink, R, width, nid)
   if (vec := vectorize(_upcast(ssink, plan, f" reduce vector {width}"), V, width, Rp)) is None: return None
@@ -244,11 +257,15 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool) -> list[tuple[s
     return _upcast(sink, plan, ""), new_granges
   out: list[tuple[str, Plan]] = [("scalar", scalar)]
   if vector and not getenv("NOVEC", 0):
-    out += [(f"lanes along output dim {granges.index(g)}", functools.partial(_vector_over_output, sink, granges, g, nid)) for g in granges if g.src[0].arg % 8 == 0 and g.src[0].arg]
+    for g in granges:
+      if g.src[0].arg % 8 or not g.src[0].arg: continue
+      tiles = {tile: _output_tile(sink, granges, g, tile) for tile in TILES}
+      out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile))
+              for tile, ups in tiles.items() if tile == "tall" or ups != tiles["tall"]]  # a square tile that is the tall one is built once
     # two dims too short for vectors alone (a 4x4 image) may fit one as a pair
     out += [(f"lanes along output dims {k} and {k + 1}", functools.partial(_vector_over_pair, sink, granges, k, nid)) for k in range(len(granges) - 1)
             if 2 <= granges[k + 1].src[0].arg < 8 and granges[k].src[0].arg >= 2 and granges[k].src[0].arg * granges[k + 1].src[0].arg % 8 == 0]
-    out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid)))
+    out += [(f"lanes along the reduction, {n} copies", functools.partial(_vector_over_reduce, sink, granges, nid, n)) for n in (16, 32)]
   return out
 
 def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp, list[UOp]]:

@@ -137,11 +137,7 @@ class UOp(metaclass=UOpMetaClass):
   @property
   def shape(self) -> tuple[int, ...] | None:
     try: return self._shape
-    except AttributeError: pass
-    for u in self.toposort():
-      try: u._shape
-      except AttributeError: u._shape = _compute_shape(u)
-    return self._shape
+    except AttributeError: return _fill(self, "_shape", _compute_shape)
   @property
   def size(self) -> int:
     from tinygrad.helpers import prod
@@ -154,11 +150,7 @@ class UOp(metaclass=UOpMetaClass):
   def vmax(self): return self._minmax()[1]
   def _minmax(self) -> tuple[Any, Any]:
     try: return self._vminmax
-    except AttributeError: pass
-    for u in self.toposort():
-      try: u._vminmax
-      except AttributeError: u._vminmax = _compute_minmax(u)
-    return self._vminmax
+    except AttributeError: return _fill(self, "_vminmax", _compute_minmax)
 
   @property
   def base(self) -> UOp:
@@ -168,14 +160,26 @@ class UOp(metaclass=UOpMetaClass):
   @property
   def device(self) -> str | None:
     try: return self._dev
-    except AttributeError: pass
-    for u in self.toposort():
-      try: u._dev
-      except AttributeError:
-        if u.op is Ops.DEVICE: u._dev = u.arg
-        elif u.op is Ops.COPY: u._dev = u.src[1].arg
-        else: u._dev = next((s._dev for s in u.src if s._dev is not None), None)
-    return self._dev
+    except AttributeError: return _fill(self, "_dev", _compute_device)
+
+def _fill(root: UOp, attr: str, compute: Callable[[UOp], Any]) -> Any:
+  """Compute a cached per-node property for root and every source that lacks it, sources first; the walk stops at
+  nodes that already have it (iterative: deep graphs are fine)."""
+  stack: list[tuple[UOp, bool]] = [(root, False)]
+  while stack:
+    u, ready = stack.pop()
+    if ready:
+      if not hasattr(u, attr): object.__setattr__(u, attr, compute(u))
+      continue
+    if hasattr(u, attr): continue
+    stack.append((u, True))
+    stack.extend((s, False) for s in u.src if not hasattr(s, attr))
+  return getattr(root, attr)
+
+def _compute_device(u: UOp) -> str | None:
+  if u.op is Ops.DEVICE: return u.arg
+  if u.op is Ops.COPY: return u.src[1].arg
+  return next((s._dev for s in u.src if s._dev is not None), None)
 
 def _as_dtype(dtype: DType, b: Any) -> Any:
   if dtype == dtypes.bool: return bool(b)
