@@ -89,3 +89,26 @@ def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions():
   # a per-channel sum over batch, y and x: one vector accumulator over the merged y*x loop
   s = src(T(32, 16, 8, 8).sum((0, 2, 3)))
   assert "floatx16 acc0" in s and s.count("for (") == 3, s
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_the_trace_shows_only_the_winning_plan():
+  """Under VIZ the kernel's codegen context holds the rewrites of the plan that runs, in order, and none of the plans
+  that lost; the last optimizer rewrite's output is the kernel that was linearized."""
+  from tinygrad import tracing
+  from profiler.events import ContextBegin, Rewrite, from_json
+  from profiler.recorder import Recorder
+  a, bt = T(48, 64), T(40, 64)
+  got: list[dict] = []
+  rec = Recorder("viz", sinks=[got.extend])
+  tracing.tracer = rec
+  try: p = R.get_program(_kernel(a @ bt.T)[0], "CPU")
+  finally:
+    tracing.tracer = None
+    rec.close()
+  events = [from_json(d) for d in got]
+  ctx = next(e.id for e in events if isinstance(e, ContextBegin) and e.kind == "kernel" and e.name == p.name)
+  names = [e.name for e in events if isinstance(e, Rewrite) and e.ctx == ctx]
+  assert names[:2] == ["lower: index to loops", "lower: simplify"], names
+  opt = [n for n in names if n.startswith("opt:")]
+  # one plan: its upcast, then the vectorized result; a losing plan would add another upcast
+  assert len([n for n in opt if n.startswith("opt: upcast")]) == 1 and opt[-1] == "opt: vectorized", names

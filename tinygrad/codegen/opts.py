@@ -268,15 +268,36 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool) -> list[tuple[s
     out += [(f"lanes along the reduction, {n} copies", functools.partial(_vector_over_reduce, sink, granges, nid, n)) for n in (16, 32)]
   return out
 
+class _RewriteLog:
+  """Stands in for the tracer while a plan is tried: keeps the plan's rewrites, to hand to the tracer if it wins."""
+  capture_rewrites = True
+  def __init__(self): self.calls: list[tuple[str, tuple]] = []
+  def rewrite_begin(self, *a) -> None: self.calls.append(("rewrite_begin", a))
+  def rewrite_match(self, *a) -> None: self.calls.append(("rewrite_match", a))
+  def rewrite_end(self, *a) -> None: self.calls.append(("rewrite_end", a))
+  def replay(self, t) -> None:
+    for fn, a in self.calls: getattr(t, fn)(*a)
+
+def _try(plan: Plan, t) -> tuple[tuple[UOp, list[UOp]] | None, _RewriteLog | None]:
+  if t is None or not t.capture_rewrites:
+    with untraced_rewrites(): return plan(), None
+  tracing.tracer = log = _RewriteLog()  # type: ignore[assignment]
+  try: return plan(), log
+  finally: tracing.tracer = t
+
 def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp, list[UOp]]:
   """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). Of the candidate
-  plans the one whose inner loop costs least per accumulated lane (loop_cost) wins. Plans are tried untraced; the
-  winner is built again traced, so a trace shows only how the kernel that runs was made."""
+  plans the one whose inner loop costs least per accumulated lane (loop_cost) wins. Under VIZ each plan's rewrites
+  are kept aside and only the winner's reach the trace, so it shows how the kernel that runs was made."""
   if not getenv("NOOPT", 0): sink = merge_reduce_loops(sink)
   plans = candidate_plans(sink, granges, vector)
   if not plans: return sink, granges
   if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]
-  with untraced_rewrites(): built = [(b, r) for _, b in plans if (r := b()) is not None]
-  best, res = min(built, key=lambda br: loop_cost(br[1][0]))
-  if (t := tracing.tracer) is not None and t.capture_rewrites: res = best()  # type: ignore[assignment]
+  t = tracing.tracer
+  built = []
+  for _, plan in plans:
+    res, log = _try(plan, t)
+    if res is not None: built.append((res, log))
+  res, log = min(built, key=lambda rl: loop_cost(rl[0][0]))
+  if log is not None: log.replay(t)
   return res  # type: ignore[return-value]
