@@ -71,7 +71,13 @@ def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtyp
 
 def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
   """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None."""
-  with untraced_rewrites():  # a test, not a step of the kernel's rewrite
+  # the usual cases, read off the sum's terms: V once as a plain term (contiguous), or V times a constant (strided)
+  ts = _terms(idx)
+  with_v = [t for t in ts if t is V or V in t.toposort()]
+  if len(with_v) == 1 and (t := with_v[0]) is V:
+    return functools.reduce(lambda a, b: a + b, others) if (others := [x for x in ts if x is not V]) else UOp.const(dtypes.int32, 0)
+  if len(with_v) == 1 and t.op is Ops.MUL and t.src[0] is V and t.src[1].op is Ops.CONST: return None
+  with untraced_rewrites():  # otherwise (divisions, mods) compare lanes after simplification  # a test, not a step of the kernel's rewrite
     def at(k: int) -> UOp: return graph_rewrite(_lane(idx, V, k), symbolic)
     b_terms, b_const = _canon(base := at(0))
     for k in (1, width // 2, width - 1):
