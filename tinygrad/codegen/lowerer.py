@@ -82,12 +82,22 @@ pm_lower_index = PatternMatcher([
 
 def _conjuncts(g: UOp) -> set[UOp]: return _conjuncts(g.src[0]) | _conjuncts(g.src[1]) if g.op is Ops.AND and g.dtype == dtypes.bool else {g}
 
-# a gate that folded to True is dropped from the load; a gated load already gives 0 where its gate (or any part of
-# it: nested pads make nested WHEREs) is false
+def _zero_unless(x: UOp, cs: set[UOp], depth: int = 0) -> bool:
+  """x is 0 wherever any of the conditions cs is false: a load gated by all of them, a product with such a factor,
+  a sum (or a sum over a loop) of such terms."""
+  if depth > 32: return False
+  if x.op is Ops.LOAD: return len(x.src) == 3 and cs <= _conjuncts(x.src[2])
+  if x.op is Ops.MUL: return _zero_unless(x.src[0], cs, depth + 1) or _zero_unless(x.src[1], cs, depth + 1)
+  if x.op in (Ops.ADD, Ops.SUB): return _zero_unless(x.src[0], cs, depth + 1) and _zero_unless(x.src[1], cs, depth + 1)
+  if x.op in (Ops.NEG, Ops.CAST) or (x.op is Ops.REDUCE and x.arg is Ops.ADD): return _zero_unless(x.src[0], cs, depth + 1)
+  if x.op is Ops.WHERE and x.src[2].op is Ops.CONST and x.src[2].arg == 0: return cs <= _conjuncts(x.src[0]) or _zero_unless(x.src[1], cs, depth + 1)
+  return False
+
+# a gate that folded to True is dropped from the load; a gated load (or what is built from gated loads) already gives
+# 0 where its gate (or any part of it: nested pads make nested WHEREs) is false
 pm_clean_gates = PatternMatcher([
   (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("j"), UPat.const(dtypes.bool, True))), lambda b, j: UOp(Ops.LOAD, b.dtype, (b, j))),
-  (UPat(Ops.WHERE, src=(UPat.var("c"), UPat(Ops.LOAD, name="ld", src=(UPat.var(), UPat.var(), UPat.var("g"))), UPat.cvar("z"))),
-   lambda c, ld, g, z: ld if z.arg == 0 and _conjuncts(c) <= _conjuncts(g) else None),
+  (UPat(Ops.WHERE, src=(UPat.var("c"), UPat.var("x"), UPat.cvar("z"))), lambda c, x, z: x if z.arg == 0 and _zero_unless(x, _conjuncts(c)) else None),
 ])
 
 pm_simplify = symbolic + pm_clean_gates
