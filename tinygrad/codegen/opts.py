@@ -190,7 +190,7 @@ def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int) -> tuple[
   merged = graph_rewrite(sink.substitute({a: G // b.src[0].arg, b: G % b.src[0].arg}), symbolic, name="opt: merge output dims")
   return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1)
 
-def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, copies: int = 16) -> tuple[UOp, list[UOp]] | None:
+def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the innermost reduce dim (a matmul with both operands contiguous along k): one vector accumulator per
   output, its lanes summed after the loop. Fewer copies than the output-lane plan: each copy holds a whole vector."""
   reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
@@ -198,7 +198,7 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, copies: int = 1
   R = reduces[0].src[-1]
   width = next((w for w in (16, 8, 4) if R.src[0].arg % w == 0), None)
   if width is None: return None
-  ups = choose_upcasts(sink, granges, budget=copies, first=(8, 4, 2) if copies > 16 else (4, 2), rest=(4, 2))
+  ups = choose_upcasts(sink, granges, budget=16, first=(4, 2), rest=(4, 2))  # 16 vector accumulators: half the registers
   plan, new_granges, nid = _outer_ranges(granges, ups, nid)
   ssink, Rp, V = split_reduce(sink, R, width, nid)
   if (vec := vectorize(_upcast(ssink, plan, f" reduce vector {width}"), V, width, Rp)) is None: return None
@@ -271,7 +271,7 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool) -> list[tuple[s
     # two dims too short for vectors alone (a 4x4 image) may fit one as a pair
     out += [(f"lanes along output dims {k} and {k + 1}", functools.partial(_vector_over_pair, sink, granges, k, nid)) for k in range(len(granges) - 1)
             if 2 <= granges[k + 1].src[0].arg < 8 and granges[k].src[0].arg >= 2 and granges[k].src[0].arg * granges[k + 1].src[0].arg % 8 == 0]
-    out += [(f"lanes along the reduction, {n} copies", functools.partial(_vector_over_reduce, sink, granges, nid, n)) for n in (16, 32)]
+    out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid)))
   return out
 
 class _RewriteLog:
