@@ -10,7 +10,8 @@ def run_py(code: str, **env) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env}, cwd=ROOT, timeout=300)
 
 def test_default_device_is_cpu_with_a_compiler():
-  assert Device.DEFAULT == "CPU"
+  from tinygrad.runtime.cuda_driver import probe
+  assert Device.DEFAULT == ("CUDA" if probe()[0] > 0 else "CPU")  # a GPU, when the machine has one, comes first
 
 def test_ramp_example_runs_as_written():
   for dev in ("CPU", "PYTHON"):
@@ -33,11 +34,11 @@ def test_missing_compiler_is_a_clear_error(tmp_path):
   assert res.stdout.split() == ["PYTHON", "[3,", "6]"], res.stderr
 
 def test_debug2_prints_one_line_per_kernel_and_debug4_the_source():
-  res = run_py("from tinygrad import Tensor; a = Tensor.rand(8, 8); (a * 2 + 1).sum(1).realize()", DEBUG="2")
+  res = run_py("from tinygrad import Tensor; a = Tensor.rand(8, 8); (a * 2 + 1).sum(1).realize()", DEBUG="2", DEV="CPU")
   lines = [l for l in res.stdout.splitlines() if l.startswith("***")]
   kernel_lines = [l for l in lines if "r_8_8" in l]
   assert len(kernel_lines) == 1 and "GFLOPS" in kernel_lines[0] and "GB/s" in kernel_lines[0] and "CPU" in kernel_lines[0]
-  res = run_py("from tinygrad import Tensor; (Tensor([1.0, 2.0]) + 1).realize()", DEBUG="4")
+  res = run_py("from tinygrad import Tensor; (Tensor([1.0, 2.0]) + 1).realize()", DEBUG="4", DEV="CPU")
   assert "void E_2(float* restrict data0, const float* restrict data1)" in res.stdout
 
 def test_new_kernels_of_a_schedule_compile_in_one_call(tmp_path, monkeypatch):
@@ -45,7 +46,7 @@ def test_new_kernels_of_a_schedule_compile_in_one_call(tmp_path, monkeypatch):
   calls = []
   real = ops_cpu.compile_c
   monkeypatch.setattr(ops_cpu, "compile_c", lambda src: calls.append(src) or real(src))
-  a = Tensor.rand(5, 7).realize()
+  a = Tensor.rand(5, 7, device="CPU").realize()
   calls.clear()
   libs_before = set(tmp_path.glob("*.so"))
   b = (a * 3.5 - 1.25)
@@ -54,7 +55,7 @@ def test_new_kernels_of_a_schedule_compile_in_one_call(tmp_path, monkeypatch):
   assert len(calls) == 1 and calls[0].count("void r_") == 2
   assert len(set(tmp_path.glob("*.so")) - libs_before) == 1
   # a second process with the same kernels hits the disk cache: no new library
-  code = "from tinygrad import Tensor; a = Tensor.rand(5, 7); b = (a * 3.5 - 1.25); (b.max(1, keepdim=True) + b).sum(0).realize()"
+  code = "from tinygrad import Tensor; a = Tensor.rand(5, 7, device='CPU'); b = (a * 3.5 - 1.25); (b.max(1, keepdim=True) + b).sum(0).realize()"
   assert run_py(code, TINYVIZ_CACHE=str(tmp_path.parent / "x")).returncode == 0
 
 def test_compile_error_names_the_compiler_and_shows_source(tmp_path, monkeypatch):

@@ -1,4 +1,5 @@
-"""Devices and buffers. CPU and PYTHON both keep buffers in host memory; `CPU:1` is a second, separate device."""
+"""Devices and buffers. CPU and PYTHON keep buffers in host memory, CUDA in GPU memory; `CPU:1` and `CUDA:1` are second,
+separate devices."""
 from __future__ import annotations
 import ctypes, ctypes.util, os, functools, weakref
 from typing import Any
@@ -11,23 +12,31 @@ _libc.malloc.restype, _libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
 _libc.free.argtypes = [ctypes.c_void_p]
 _libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_size_t]
 
-class HostAllocator:
-  """64-byte aligned host memory with a small cache of freed blocks, so a re-run does not pay for fresh pages."""
+class LRUAllocator:
+  """Freed blocks are kept by size and handed out again, so a re-run does not pay for fresh memory (and on a GPU does
+  not pay for cuMemFree, which synchronizes). Subclasses say how to get and release a block."""
   def __init__(self): self.cache: dict[int, list[int]] = {}; self.cached_bytes = 0
+  def _alloc(self, nbytes: int) -> int: raise NotImplementedError
+  def _free(self, ptr: int) -> None: raise NotImplementedError
   def alloc(self, nbytes: int) -> int:
     if (lst := self.cache.get(nbytes)): self.cached_bytes -= nbytes; return lst.pop()
-    p = ctypes.c_void_p()
-    if _libc.posix_memalign(ctypes.byref(p), 64, max(nbytes, 64)) != 0 or not p.value:
-      self.free_cache()
-      if _libc.posix_memalign(ctypes.byref(p), 64, max(nbytes, 64)) != 0 or not p.value: raise MemoryError(f"could not allocate {nbytes} bytes")
-    return p.value
+    try: return self._alloc(nbytes)
+    except MemoryError: self.free_cache(); return self._alloc(nbytes)
   def free(self, ptr: int, nbytes: int) -> None:
     if self.cached_bytes + nbytes <= getenv("ALLOC_CACHE_MB", 1024) << 20: self.cache.setdefault(nbytes, []).append(ptr); self.cached_bytes += nbytes
-    else: _libc.free(ptr)
+    else: self._free(ptr)
   def free_cache(self) -> None:
     for lst in self.cache.values():
-      for p in lst: _libc.free(p)
+      for p in lst: self._free(p)
     self.cache.clear(); self.cached_bytes = 0
+
+class HostAllocator(LRUAllocator):
+  """64-byte aligned host memory."""
+  def _alloc(self, nbytes: int) -> int:
+    p = ctypes.c_void_p()
+    if _libc.posix_memalign(ctypes.byref(p), 64, max(nbytes, 64)) != 0 or not p.value: raise MemoryError(f"could not allocate {nbytes} bytes")
+    return p.value
+  def _free(self, ptr: int) -> None: _libc.free(ptr)
 
 host_allocator = HostAllocator()
 mem_used: dict[str, int] = {}
@@ -35,18 +44,25 @@ mem_used: dict[str, int] = {}
 def _report_mem(device: str) -> None:
   if (t := tracing.tracer) is not None: t.counter(device, "memory", perf_ns(), mem_used[device])
 
+HOST_KINDS = ("CPU", "PYTHON")  # devices whose buffers are host memory; the others (CUDA) have their own allocator
+
 class Buffer:
-  """`size` elements of `dtype` on `device`, allocated on first use."""
+  """`size` elements of `dtype` on `device`, allocated on first use: host memory for CPU and PYTHON, the device's own
+  memory otherwise (read and written through copyin / copyout, which have no host memoryview to offer)."""
   def __init__(self, device: str, size: int, dtype: DType):
     if size < 0: raise ValueError(f"buffer size must be >= 0, got {size}")
     self.device, self.size, self.dtype, self.nbytes = device, size, dtype, size * dtype.itemsize
+    self.is_host = device.partition(":")[0] in HOST_KINDS
     self._ptr: int | None = None
   @property
   def is_allocated(self) -> bool: return self._ptr is not None
+  @property
+  def allocator(self) -> Any: return host_allocator if self.is_host else Device[self.device].allocator
   def ensure_allocated(self) -> Buffer:
     if self._ptr is None:
-      self._ptr = host_allocator.alloc(self.nbytes)
-      weakref.finalize(self, _release, self._ptr, self.nbytes, self.device)
+      alloc = self.allocator
+      self._ptr = alloc.alloc(self.nbytes)
+      weakref.finalize(self, _release, alloc, self._ptr, self.nbytes, self.device)
       mem_used[self.device] = mem_used.get(self.device, 0) + self.nbytes
       GlobalCounters.mem_used += self.nbytes
       _report_mem(self.device)
@@ -54,17 +70,32 @@ class Buffer:
   @property
   def ptr(self) -> int: return self.ensure_allocated()._ptr  # type: ignore[return-value]
   def as_memoryview(self) -> memoryview:
+    if not self.is_host: raise RuntimeError(f"a {self.device} buffer is device memory and has no memoryview: use copyout() / copyin()")
     return memoryview((ctypes.c_uint8 * self.nbytes).from_address(self.ptr)).cast("B") if self.nbytes else memoryview(b"")
   def copyin(self, data: bytes | bytearray | memoryview) -> Buffer:
     mv = memoryview(data).cast("B")
     if mv.nbytes != self.nbytes: raise ValueError(f"copyin of {mv.nbytes} bytes into a buffer of {self.nbytes} bytes")
-    if self.nbytes: self.as_memoryview()[:] = mv
+    if not self.nbytes: return self
+    if self.is_host: self.as_memoryview()[:] = mv
+    else:
+      addr, keep = _host_address(mv, copy=mv.readonly)
+      self.allocator.copyin(self.ptr, addr, self.nbytes)
+      del keep
     return self
-  def copyout(self) -> bytes: return bytes(self.as_memoryview())
+  def copyout(self) -> bytes:
+    if self.is_host: return bytes(self.as_memoryview())
+    out = bytearray(self.nbytes)
+    if self.nbytes: self.allocator.copyout(_host_address(memoryview(out))[0], self.ptr, self.nbytes)
+    return bytes(out)
   def __repr__(self): return f"<Buffer {self.device} {self.size} {self.dtype}>"
 
-def _release(ptr: int, nbytes: int, device: str) -> None:
-  host_allocator.free(ptr, nbytes)
+def _host_address(mv: memoryview, copy: bool = False) -> tuple[int, Any]:
+  """The address of a memoryview's bytes, and the ctypes object that keeps them alive (a copy for read-only memory)."""
+  arr = (ctypes.c_uint8 * mv.nbytes).from_buffer_copy(mv) if copy else (ctypes.c_uint8 * mv.nbytes).from_buffer(mv)
+  return ctypes.addressof(arr), arr
+
+def _release(alloc: LRUAllocator, ptr: int, nbytes: int, device: str) -> None:
+  alloc.free(ptr, nbytes)
   mem_used[device] -= nbytes
   GlobalCounters.mem_used -= nbytes
   try: _report_mem(device)
@@ -73,6 +104,7 @@ def _release(ptr: int, nbytes: int, device: str) -> None:
 class _Device:
   """`Device["CPU"]` gives the device object; `Device.DEFAULT` the one tensors go to when none is named."""
   KNOWN = ("CPU", "PYTHON", "CUDA")
+  def __init__(self): self.opened: dict[str, Any] = {}  # name as asked for -> the open device
   def canonicalize(self, device: str | None) -> str:
     if device is None: return self.DEFAULT
     if not isinstance(device, str): raise TypeError(f"device must be a string like 'CPU', got {type(device).__name__}")
@@ -82,22 +114,31 @@ class _Device:
     if base not in self.KNOWN: raise ValueError(f"unknown device {device!r}: this engine has {', '.join(self.KNOWN)}")
     if idx and not idx.isdigit(): raise ValueError(f"bad device index in {device!r}: expected e.g. 'CPU:1'")
     return base if not idx or idx == "0" else f"{base}:{idx}"
-  @functools.cache
-  def __getitem__(self, device: str) -> Any:
-    d = self.canonicalize(device)
-    base = d.partition(":")[0]
+  def _cls(self, device: str) -> Any:
+    base = self.canonicalize(device).partition(":")[0]
     if base == "CPU":
       from tinygrad.runtime.ops_cpu import CPUDevice
-      return CPUDevice(d)
+      return CPUDevice
     if base == "PYTHON":
       from tinygrad.runtime.ops_python import PythonDevice
-      return PythonDevice(d)
-    raise RuntimeError(f"device {d} is not available on this machine (no NVIDIA driver found)")
+      return PythonDevice
+    from tinygrad.runtime.ops_cuda import CUDADevice
+    return CUDADevice
+  def __getitem__(self, device: str) -> Any:
+    if (dev := self.opened.get(device)) is not None: return dev  # the hot path: any spelling seen before
+    d = self.canonicalize(device)
+    dev = self.opened[device] = self.opened[d] = self.opened.get(d) or self._cls(d)(d)
+    return dev
+  def renderer(self, device: str) -> Any:
+    """The renderer of a device's kind, without opening the device: CUDA source renders on a machine with no GPU."""
+    return self._cls(device).renderer
   @functools.cached_property
   def DEFAULT(self) -> str:
     if (dev := os.environ.get("DEV")): return self.canonicalize(dev)
-    for name in ("CPU", "PYTHON"):
+    for name in ("CPU", "PYTHON", "CUDA"):
       if getenv(name, 0): return name
+    from tinygrad.runtime.cuda_driver import probe
+    if probe()[0] > 0: return "CUDA"
     from tinygrad.runtime.ops_cpu import compiler_works
     return "CPU" if compiler_works() else "PYTHON"
 

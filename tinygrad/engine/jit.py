@@ -55,8 +55,9 @@ class TinyJit:
       for k, slots in enumerate(self.input_slots):
         for i, j in slots: self.captured[i][2][j] = new[k]
       for t in Tensor._rng_step.values():  # a new jit step: random numbers drawn in the function change
-        mv = _input_buffer(t).as_memoryview().cast("I")
-        mv[0] = (mv[0] + 1) & 0xFFFFFFFF
+        b = _input_buffer(t)
+        if b.is_host: mv = b.as_memoryview().cast("I"); mv[0] = (mv[0] + 1) & 0xFFFFFFFF
+        else: b.copyin(((int.from_bytes(b.copyout(), "little") + 1) & 0xFFFFFFFF).to_bytes(4, "little"))  # waits for the GPU once a step
       for p, dev, bufs in self.captured:
         if p is None: R.exec_copy(bufs[1], bufs[0])
         else: R.exec_kernel(p, dev, bufs)

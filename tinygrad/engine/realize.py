@@ -1,5 +1,6 @@
 """Running a schedule: lower and compile each new kernel once (one compiler call per device), then run kernels and
-copies in order, timing each one on the host clock."""
+copies in order. CPU and PYTHON kernels are timed on the host clock around a synchronous run; a device with `launch`
+(CUDA) queues them without waiting and reports each one's own start and end when it synchronizes."""
 from __future__ import annotations
 from tinygrad.helpers import DEBUG, GlobalCounters, perf_ns
 from tinygrad.uop.ops import UOp, Ops, track_context
@@ -32,24 +33,27 @@ def device_kind(device: str) -> str: return device.partition(":")[0]
 
 def get_program(ast: UOp, device: str) -> Program:
   """Lower, linearize and render a kernel (cached: the same kernel on the same kind of device is one program)."""
-  key = (device_kind(device), ast)
+  kind = device_kind(device)
+  key = (kind, ast)
   if (p := _programs.get(key)) is not None: return p
   name = _unique_name(kernel_name(ast), ast)
   st = perf_ns()
   with track_context("kernel", name) as tc:
-    sink, granges = apply_opts(*lower_kernel(ast), vector=device_kind(device) == "CPU")
+    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU")
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
-  dev = Device[device]
+  renderer = Device.renderer(device)  # the device itself opens only to compile: CUDA source renders without a GPU
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)
   # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
-  # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled
-  p.parallel = first is not None and first.src[0].arg >= 2 and (p.flops >= dev.renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4)
-                                                                  or p.mem_bytes >= dev.renderer.parallel_stream_bytes and not p.reduce_size)
-  p.src = dev.renderer.render(p)
+  # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled. (A GPU kernel's
+  # global loops are its threads already.)
+  p.parallel = kind != "CUDA" and first is not None and first.src[0].arg >= 2 and (
+    p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and not p.reduce_size)
+  p.src = renderer.render(p)
   p.ctx_id = tc.id  # type: ignore[attr-defined]
   p.kernel_id = -1  # type: ignore[attr-defined]
   if (t := tracing.tracer) is not None:
-    p.kernel_id = t.kernel(name, device, p.src, p.global_size, (), p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops])  # type: ignore[attr-defined]
+    local = renderer.local_size(p) if hasattr(renderer, "local_size") else ()
+    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops])  # type: ignore[attr-defined]
     t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
   if DEBUG >= 4: print(p.src)
   _programs[key] = p
@@ -89,26 +93,33 @@ def _run_kernel(p: Program, bufs: list[UOp]) -> None:
 def exec_kernel(p: Program, dev_name: str, real: list[Buffer]) -> None:
   if capturing is not None: capturing.append((p, dev_name, real))
   dev = Device[dev_name]
-  st = perf_ns()
-  dev.run(p, real)
-  dev.synchronize()
-  en = perf_ns()
   GlobalCounters.kernel_count += 1
   GlobalCounters.global_ops += p.flops
   GlobalCounters.global_mem += p.mem_bytes
+  if (launch := getattr(dev, "launch", None)) is not None: launch(p, real, _kernel_ran, (dev_name, p, len(real))); return
+  st = perf_ns()
+  dev.run(p, real)
+  dev.synchronize()
+  _kernel_ran(dev_name, p, len(real), st, perf_ns())
+
+def _kernel_ran(dev_name: str, p: Program, nargs: int, st: int, en: int) -> None:
   GlobalCounters.time_sum_s += (en - st) * 1e-9
   if (t := tracing.tracer) is not None:
     t.span(dev_name, p.name, st, en, "kernel", {"kernel": p.kernel_id, "flops": p.flops, "bytes": p.mem_bytes, "global_size": list(p.global_size)})  # type: ignore[attr-defined]
-  if DEBUG >= 2: _debug_line(dev_name, p.name, len(real), p.flops, p.mem_bytes, en - st)
+  if DEBUG >= 2: _debug_line(dev_name, p.name, nargs, p.flops, p.mem_bytes, en - st)
 
 def _run_copy(it: ScheduleItem) -> None:
   exec_copy(buffer_for(it.ast.src[0]), buffer_for(it.outputs[0]).ensure_allocated())
 
 def exec_copy(src: Buffer, dst: Buffer) -> None:
+  """A copy between devices; its span is on the destination's track (timed by the GPU when one is involved)."""
   if capturing is not None: capturing.append((None, dst.device, [dst, src]))
+  if not (src.is_host and dst.is_host): Device[src.device if dst.is_host else dst.device].transfer(dst, src, _copy_ran, (src, dst)); return
   st = perf_ns()
   dst.copyin(src.as_memoryview())
-  en = perf_ns()
+  _copy_ran(src, dst, st, perf_ns())
+
+def _copy_ran(src: Buffer, dst: Buffer, st: int, en: int) -> None:
   name = f"copy {dst.nbytes:8d}, {dst.device} <- {src.device}"
   if (t := tracing.tracer) is not None: t.span(dst.device, name.replace("  ", " "), st, en, "copy", {"bytes": dst.nbytes, "from": src.device, "to": dst.device})
   if DEBUG >= 2: _debug_line(dst.device, name, 2, 0, dst.nbytes, en - st)

@@ -1,0 +1,87 @@
+"""Render a linear program as CUDA C: the C renderer's output with one thread per point of the global loops.
+All global loops become one flat thread index `gid = blockIdx.x*blockDim.x+threadIdx.x` (a 1-D grid of THREADS-wide
+blocks, guarded by `gid < prod(global_size)`), split into the loops' indices with the innermost fastest, so
+neighbouring threads touch neighbouring elements. Reduction loops stay `for` loops inside the thread."""
+from __future__ import annotations
+from typing import Callable
+from tinygrad.dtype import DType, dtypes
+from tinygrad.helpers import prod, ceildiv
+from tinygrad.uop.ops import UOp, Ops
+from tinygrad.codegen.linearize import Program
+from tinygrad.renderer.cstyle import CStyleRenderer, code_for_op
+
+THREADS = 256  # threads per block: every kernel is launched with blocks this wide (fewer when it has fewer points)
+
+# NVRTC has no math.h and no cuda_fp16.h on its include path: the prelude defines what the kernels use, so NVRTC and
+# `nvcc --ptx` compile the same text. `half` converts through float with one PTX instruction each way and rounds every
+# operation's result to half, as the PYTHON device does.
+PRELUDE = r"""#ifndef INFINITY
+#define INFINITY (__int_as_float(0x7f800000))
+#endif
+#ifndef NAN
+#define NAN (__int_as_float(0x7fffffff))
+#endif
+template <class T, class F> __device__ __forceinline__ T tg_bitcast(F x) { union { F f; T t; } u; u.f = x; return u.t; }
+"""
+HALF = r"""struct half {
+  unsigned short x;
+  half() = default;
+  __device__ __forceinline__ half(float f) { asm("cvt.rn.f16.f32 %0, %1;" : "=h"(x) : "f"(f)); }
+  __device__ __forceinline__ operator float() const { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x)); return f; }
+};
+__device__ __forceinline__ half operator+(half a, half b) { return half((float)a + (float)b); }
+__device__ __forceinline__ half operator-(half a, half b) { return half((float)a - (float)b); }
+__device__ __forceinline__ half operator*(half a, half b) { return half((float)a * (float)b); }
+__device__ __forceinline__ half operator/(half a, half b) { return half((float)a / (float)b); }
+__device__ __forceinline__ half operator-(half a) { return half(-(float)a); }
+"""
+
+def prelude(srcs: list[str]) -> str:
+  """What a batch of kernel sources needs in front of it (the half type only where a kernel uses it)."""
+  return PRELUDE + (HALF if any("half" in s for s in srcs) else "")
+
+def launch_dims(global_size: tuple[int, ...]) -> tuple[int, int]:
+  """(blocks, threads per block) for a kernel: one thread per point of its global loops."""
+  n = prod(global_size)
+  return (ceildiv(n, THREADS), THREADS) if n > THREADS else (1, max(n, 1))
+
+def _half_fn(f: Callable[[DType, list[str]], str]) -> Callable[[DType, list[str]], str]:
+  """A function the table spells for float, on half: computed in float and rounded back, like the PYTHON device."""
+  return lambda dt, a: f"((half){f(dtypes.float32, [f'(float){x}' for x in a])})" if dt == dtypes.float16 else f(dt, a)
+
+cuda_code_for_op = {**code_for_op,
+  **{op: _half_fn(code_for_op[op]) for op in (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC, Ops.POW)},
+  # `1/x` on a half is ambiguous in C++ (int/float or half/half): spell the one in x's type
+  Ops.RECIP: lambda dt, a: f"(((half)1.0f)/{a[0]})" if dt == dtypes.float16 else f"(1/{a[0]})"}
+
+class CUDARenderer(CStyleRenderer):
+  kernel_prefix = f'extern "C" __global__ void __launch_bounds__({THREADS})'
+  buffer_qualifier = "__restrict__"
+  code_for_op = cuda_code_for_op
+  def bitcast(self, to: DType, frm: DType, x: str) -> str: return f"tg_bitcast<{to.cname}>({x})"
+  def local_size(self, p: Program) -> tuple[int, ...]: return (launch_dims(p.global_size)[1],)
+  def render(self, p: Program) -> str:
+    if (vec := next((u for u in p.uops if u.dtype.count > 1), None)) is not None:
+      raise NotImplementedError(f"the CUDA renderer has no vector types ({vec.op} of {vec.dtype} in {p.name}): optimize with vector=False")
+    if prod(p.global_size) >= 2**31: raise NotImplementedError(f"{p.name}: {prod(p.global_size)} threads do not fit the int thread index")
+    self._thread_index = _thread_index_lines([u for u in p.uops if u.op is Ops.RANGE and u.arg[1] == "global"])
+    src = super().render(p).replace("_Float16", "half")  # the C renderer's half type, spelled the way the prelude defines it
+    # OpenMP pragmas (simd reductions) mean nothing to a CUDA thread
+    return "\n".join(line for line in src.split("\n") if not line.lstrip().startswith("#pragma omp"))
+  def loop_open(self, r: UOp, name: str) -> str:
+    if r.arg[1] != "global": return super().loop_open(r, name)
+    first, index = self._thread_index[r]
+    # the `{` stands where a loop's would: the ENDRANGE that closes the loop closes it
+    return (first + "\n" + "  " if first else "") + f"int {name} = {index}; {{"
+
+def _thread_index_lines(granges: list[UOp]) -> dict[UOp, tuple[str, str]]:
+  """For each global range: the line declaring gid and its guard (first range only), and the range's index from gid."""
+  sizes = [g.src[0].arg for g in granges]
+  out: dict[UOp, tuple[str, str]] = {}
+  for i, g in enumerate(granges):
+    inner = prod(sizes[i + 1:])
+    idx = f"gid/{inner}" if inner > 1 else "gid"
+    if i > 0: idx = f"({idx})%{sizes[i]}" if inner > 1 else f"gid%{sizes[i]}"
+    first = f"int gid = blockIdx.x*blockDim.x+threadIdx.x; if (gid >= {prod(sizes)}) return;" if i == 0 else ""
+    out[g] = (first, idx)
+  return out
