@@ -13,6 +13,10 @@ class DType:
   count: int = 1  # > 1: a vector of `count` scalars (only inside kernels the CPU renderer vectorizes)
   scalar: DType | None = None
   def __repr__(self): return f"dtypes.{self.name}"
+  # compared and hashed constantly by the pattern matcher: by name (unique per dtype, "floatx8" for vectors), not by
+  # every field as a dataclass would
+  def __eq__(self, other: object) -> bool: return self is other or (type(other) is DType and self.name == other.name)
+  def __hash__(self) -> int: return hash(self.name)
   def vec(self, n: int) -> DType: return DType(self.priority, self.itemsize * n, f"{self.name}x{n}", "", f"{self.cname}x{n}", n, self)
   def __lt__(self, other: DType): return (self.priority, self.itemsize, self.name) < (other.priority, other.itemsize, other.name)
   @property
@@ -37,9 +41,9 @@ class dtypes:
   half, float, double = float16, float32, float64
   default_float = float32
   default_int = int32
-  ints = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
-  uints = (uint8, uint16, uint32, uint64)
-  floats = (float16, float32, float64)
+  ints = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
+  uints = frozenset((uint8, uint16, uint32, uint64))
+  floats = frozenset((float16, float32, float64))
   all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64)
   @staticmethod
   def is_float(x: DType) -> bool: return x in dtypes.floats

@@ -260,7 +260,7 @@ class UPat:
   def __init__(self, op: Ops | tuple[Ops, ...] | set[Ops] | None = None, dtype: DType | tuple[DType, ...] | None = None,
                src: Any = None, arg: Any = None, name: str | None = None, allow_any_len: bool = False, location: tuple[str, int] | None = None):
     self.op = (op,) if isinstance(op, Ops) else (tuple(op) if op is not None else None)
-    self.dtype = (dtype,) if isinstance(dtype, DType) else (tuple(dtype) if dtype is not None else None)
+    self.dtype = frozenset((dtype,) if isinstance(dtype, DType) else dtype) if dtype is not None else None  # a set: matching asks `in` constantly
     self.arg, self.name, self.allow_any_len, self.src = arg, name, allow_any_len, src
     self.location = location or _caller_location(__file__)
     if isinstance(src, list): self._variants = list(dict.fromkeys(itertools.permutations(src)))  # commutative: every order
