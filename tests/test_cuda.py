@@ -123,6 +123,12 @@ def test_rendered_source_uses_threads_not_loops():
     v = UOp(Ops.DEFINE_GLOBAL, dtypes.float32.vec(4), (), (0, 4))
     Device.renderer("CUDA").render(Program("vec", [v], {}, [v], (), (), 0, 0))
 
+def test_a_gpu_thread_keeps_a_small_register_tile():
+  # a CPU core wants up to 128 accumulators in registers; a GPU thread shares its registers with thousands of others
+  a, b = Tensor.rand(256, 256), Tensor.rand(256, 256)
+  src, = cuda_sources(a @ b)
+  assert 2 <= len(re.findall(r"float acc\d+ = ", src)) <= 16, src
+
 # the op suite: every kernel the numpy-checked suites run, collected by running them on CPU in a child process
 SUITE = ["tests/test_ops.py", "tests/test_dtype.py", "tests/test_tensor_api.py"]
 COLLECT = r"""

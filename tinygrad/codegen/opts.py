@@ -252,12 +252,12 @@ def merge_reduce_loops(sink: UOp) -> UOp:
 
 Plan = Callable[[], "tuple[UOp, list[UOp]] | None"]
 
-def candidate_plans(sink: UOp, granges: list[UOp], vector: bool) -> list[tuple[str, Plan]]:
+def candidate_plans(sink: UOp, granges: list[UOp], vector: bool, max_upcast: int = MAX_UPCAST) -> list[tuple[str, Plan]]:
   """(name, build) for every way to optimize the kernel: scalar copies per upcast, lanes along each output dim that
   vectors fit, lanes along the reduction. A build returns (kernel, global ranges), or None where the plan can't apply."""
   nid = max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
   if not any(u.op is Ops.REDUCE for u in sink.toposort()): return []  # elementwise: the C compiler vectorizes these itself
-  ups = choose_upcasts(sink, granges)
+  ups = choose_upcasts(sink, granges, budget=max_upcast, first=tuple(f for f in (16, 8, 4) if f <= max_upcast), rest=tuple(f for f in (8, 4) if f <= max_upcast))
   def scalar() -> tuple[UOp, list[UOp]]:
     plan, new_granges, _ = _outer_ranges(granges, ups, nid)
     return _upcast(sink, plan, ""), new_granges
@@ -291,12 +291,13 @@ def _try(plan: Plan, t) -> tuple[tuple[UOp, list[UOp]] | None, _RewriteLog | Non
   try: return plan(), log
   finally: tracing.tracer = t
 
-def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False) -> tuple[UOp, list[UOp]]:
-  """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). Of the candidate
+def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: int = MAX_UPCAST) -> tuple[UOp, list[UOp]]:
+  """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). max_upcast: copies
+  per loop iteration (a GPU thread wants few accumulators: its registers are shared by many threads). Of the candidate
   plans the one whose inner loop costs least per accumulated lane (loop_cost) wins. Under VIZ each plan's rewrites
   are kept aside and only the winner's reach the trace, so it shows how the kernel that runs was made."""
   if not getenv("NOOPT", 0): sink = merge_reduce_loops(sink)
-  plans = candidate_plans(sink, granges, vector)
+  plans = candidate_plans(sink, granges, vector, max_upcast)
   if not plans: return sink, granges
   if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]
   t = tracing.tracer

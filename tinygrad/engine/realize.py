@@ -39,7 +39,7 @@ def get_program(ast: UOp, device: str) -> Program:
   name = _unique_name(kernel_name(ast), ast)
   st = perf_ns()
   with track_context("kernel", name) as tc:
-    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU")
+    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU", max_upcast=getattr(Device.renderer(device), "max_upcast", 128))
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   renderer = Device.renderer(device)  # the device itself opens only to compile: CUDA source renders without a GPU
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)

@@ -58,6 +58,7 @@ class CUDARenderer(CStyleRenderer):
   kernel_prefix = f'extern "C" __global__ void __launch_bounds__({THREADS})'
   buffer_qualifier = "__restrict__"
   code_for_op = cuda_code_for_op
+  max_upcast = 16  # a 4x4 register tile per thread: 128 accumulators would spill and leave room for few threads
   def bitcast(self, to: DType, frm: DType, x: str) -> str: return f"tg_bitcast<{to.cname}>({x})"
   def local_size(self, p: Program) -> tuple[int, ...]: return (launch_dims(p.global_size)[1],)
   def render(self, p: Program) -> str:
