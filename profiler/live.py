@@ -11,7 +11,7 @@ to finish; whatever it could not send is still in the trace file, whose path is 
 Stdlib + websockets only: the engine never imports the server (it is started with `python -m viz serve`).
 """
 from __future__ import annotations
-import atexit, fcntl, json, os, secrets, socket, subprocess, sys, threading, time
+import atexit, json, os, secrets, socket, subprocess, sys, threading, time
 from collections import deque
 from typing import Any
 from urllib.parse import parse_qs, urlsplit

@@ -106,7 +106,7 @@ def test_second_run_is_a_new_run_and_the_server_outlives_the_script(tmp_path):
     assert f"view at {state['url']}#/rewrites?run=1" in first.stderr and f"server pid {state['pid']}" in first.stderr
     second, trace2 = engine_run(tmp_path, "second", steps=1, VIZ="1")
     assert json.loads((home / "server.json").read_text())["pid"] == state["pid"]  # joined, not started again
-    assert f"#/rewrites?run=2" in second.stderr
+    assert "#/rewrites?run=2" in second.stderr
     srv = object.__new__(Server)
     import httpx
     srv.http = httpx.Client(base_url=f"http://127.0.0.1:{state['port']}", headers={"X-Tinyviz-Token": state["token"]}, trust_env=False)

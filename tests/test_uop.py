@@ -1,5 +1,5 @@
 """UOp hash-consing, UPat/PatternMatcher, graph_rewrite and the symbolic tables."""
-import sys, pathlib, pytest
+import sys, pytest
 from tinygrad import dtypes
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite
 from tinygrad.uop.symbolic import symbolic

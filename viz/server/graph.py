@@ -89,7 +89,7 @@ class _Rebuild:
 
   def node(self, u: int) -> None:
     """Rebuilds u, an input-graph node whose sources were rebuilt before it (sources-first order): the fast path."""
-    memo, subst, until, first, k = self.memo, self.subst, self.until, self.first, self.k
+    memo, subst, until, first = self.memo, self.subst, self.until, self.first
     if (t := subst.get(u)) is not None:  # a `before`: it becomes its `after`, itself rebuilt
       if t not in memo: self.resolve(t, hold=u)
       memo[u], until[u] = memo[t], until[t]
