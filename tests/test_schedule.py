@@ -2,7 +2,8 @@
 import numpy as np, pytest
 from tinygrad import Tensor, GlobalCounters
 from tinygrad.uop.ops import Ops
-from tinygrad.engine.schedule import create_schedule
+from tinygrad.engine.schedule import create_schedule, kernel_params
+from tinygrad.engine import realize as R
 
 def kernels(t: Tensor) -> list:
   items, _ = create_schedule([t.uop])
@@ -29,6 +30,28 @@ def test_reduce_feeding_a_broadcast_ends_its_kernel(ab):
 def test_two_independent_reduces_fuse_into_their_consumer(ab):
   a, b = ab
   assert len(kernels(a.sum(1) + b.sum(1))) == 1
+
+def test_a_short_reduce_read_once_by_another_runs_inside_it():
+  # a window sum (reduce of 5) read through permute/pad/shrink by another reduce: one kernel, nested loops, and the
+  # index math both loops share (and the store after them uses) declared where both can see it
+  x = Tensor.rand(6, 4, 5).realize()
+  t = x.sum(2).permute(1, 0).pad(((0, 0), (2, 1))).shrink(((1, 4), (0, 8))).sum(1)
+  assert len(kernels(t)) == 1
+  ref = np.pad(x.numpy().sum(2).T, ((0, 0), (2, 1)))[1:4, 0:8].sum(1)
+  np.testing.assert_allclose(t.numpy(), ref, rtol=1e-5)
+  # a real convolution's input gradient: its window sums over y and x run as one kernel (values: test_training, torch)
+  w = Tensor.rand(8, 4, 3, 3, requires_grad=True)
+  img = Tensor.rand(2, 4, 8, 8, requires_grad=True)
+  img.conv2d(w, padding=1).sum().backward()
+  names = [R.get_program(kernel_params(k)[0], "CPU").name for k in kernels(img.grad)]
+  assert not any(n.startswith("r_2_4_8_3_10") for n in names), names  # the first of the two passes would be this
+
+def test_reduces_that_would_recompute_or_are_long_still_end_their_kernel():
+  x = Tensor.rand(6, 4, 32).realize()
+  assert len(kernels(x.sum(2).permute(1, 0).sum(1))) == 2  # a reduce of 32 is not nested
+  y = Tensor.rand(6, 4, 5).realize()
+  assert len(kernels(y.sum(2).reshape(6, 4, 1).expand(6, 4, 3).sum(1))) == 2  # through an EXPAND: would run 3 times
+  np.testing.assert_allclose(y.sum(2).reshape(6, 4, 1).expand(6, 4, 3).sum(1).numpy(), np.repeat(y.numpy().sum(2)[..., None], 3, 2).sum(1), rtol=1e-5)
 
 def test_realize_counts_kernels_and_values(ab):
   a, b = ab

@@ -25,8 +25,8 @@ def reduce_identity(op: Ops, dtype: DType):
   if op is Ops.MUL: return 1
   return dtypes.min(dtype)  # MAX
 
-def _topo(roots: list[UOp], skip: set[UOp]) -> list[UOp]:
-  """Sources before users; REDUCEs are opaque (their loops are placed separately); iterative for deep graphs."""
+def _topo(roots: list[UOp], skip: set[UOp], into_reduces: bool = False) -> list[UOp]:
+  """Sources before users; REDUCEs are opaque (their loops are placed separately) unless into_reduces; iterative."""
   out: dict[UOp, None] = {}
   stack = [(r, False) for r in reversed(roots)]
   while stack:
@@ -34,7 +34,7 @@ def _topo(roots: list[UOp], skip: set[UOp]) -> list[UOp]:
     if u in out or u in skip: continue
     if done: out[u] = None; continue
     stack.append((u, True))
-    if u.op is not Ops.REDUCE: stack.extend((s, False) for s in reversed(u.src) if s not in out and s not in skip)
+    if u.op is not Ops.REDUCE or into_reduces: stack.extend((s, False) for s in reversed(u.src) if s not in out and s not in skip)
   return list(out)
 
 def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] | None = None) -> Program:
@@ -63,7 +63,8 @@ def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] 
         group = [v for v in siblings[u.src[1:]] if v is u or v not in emitted]
         emitted.update(group)
         rngs = u.src[1:]
-        hoist = [n for n in _topo([v.src[0] for v in group], emitted) if scope[n] <= open_]
+        # (also from reductions nested in these: what they share with code after this loop must be declared out here)
+        hoist = [n for n in _topo([v.src[0] for v in group], emitted, into_reduces=True) if scope[n] <= open_ and n.op is not Ops.RANGE]
         emit_block(hoist, open_, trips)  # what the loop doesn't change is computed before it
         accs = [UOp(Ops.DEFINE_ACC, v.dtype, (UOp.const(v.dtype, reduce_identity(v.arg, v.dtype)),), len(acc_of) + i) for i, v in enumerate(group)]
         for v, acc in zip(group, accs): acc_of[v] = acc

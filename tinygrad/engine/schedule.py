@@ -7,6 +7,7 @@ from tinygrad.helpers import prod
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
 
 _buffer_num = itertools.count()
+MAX_NESTED_REDUCE = 8  # the largest reduction that may run inside its reader's loop instead of ending a kernel
 def new_buffer(device: str, size: int, dtype) -> UOp:
   return UOp(Ops.BUFFER, dtype, (UOp(Ops.DEVICE, arg=device),), (next(_buffer_num), size))
 
@@ -51,8 +52,18 @@ def find_realize(sink: UOp) -> set[UOp]:
   # elementwise node before that consumer (so a conv's bias and relu fuse into the conv, not into what reads it)
   has_reduce: dict[UOp, bool] = {}
   for u in topo: has_reduce[u] = u.op is Ops.REDUCE_AXIS or (u.op in fusable and any(has_reduce[s] for s in u.src))
+  # ... except a short reduction (a window sum) whose one reader is another reduction, reached through ops that never
+  # read an element twice (no EXPAND): it runs inside the reader's loop, nothing computed twice and no buffer between
+  # (the two passes that sum a convolution's input gradient back into the image become one kernel)
+  nested: set[UOp] = set()
   for u in topo:
-    if has_reduce[u] and u not in realize and any(c.op not in fusable and c.op not in (Ops.SINK, Ops.CONTIGUOUS) and
+    if u.op is not Ops.REDUCE_AXIS or prod(u.src[0].shape[a] for a in u.arg[1]) > MAX_NESTED_REDUCE: continue
+    chain, c = [u], u
+    while len(kids := children.get(c, [])) == 1 and kids[0].op in (GroupOp.Movement - {Ops.EXPAND}) | GroupOp.Elementwise and kids[0] not in realize:
+      chain.append(c := kids[0])
+    if len(kids) == 1 and kids[0].op is Ops.REDUCE_AXIS and len(chain) > 1: nested.update(chain)
+  for u in topo:
+    if has_reduce[u] and u not in realize and u not in nested and any(c.op not in fusable and c.op not in (Ops.SINK, Ops.CONTIGUOUS) and
                                                   not (c.op is Ops.ASSIGN and c.src[1] is u) for c in children.get(u, [])):
       realize.add(u)
   def fuses_forward(r: UOp) -> bool:
@@ -63,7 +74,7 @@ def find_realize(sink: UOp) -> set[UOp]:
       for c in children.get(u, []):
         if c.op is Ops.SINK: found.add(u); continue
         if c.op is Ops.ASSIGN and c.src[0] is u: return False
-        if c.op not in fusable and c.op not in roots: return False
+        if c.op not in fusable and c.op not in roots and c not in nested and not (c.op is Ops.REDUCE_AXIS and u in nested): return False
         if c not in seen: seen.add(c); stack.append(c)
     return len(found) <= 1
   realize |= {u for u in topo if u.op is Ops.REDUCE_AXIS and u not in realize and not fuses_forward(u)}
