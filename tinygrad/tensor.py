@@ -8,7 +8,8 @@ from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad import tracing
 from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
-from tinygrad.engine.schedule import new_buffer, create_schedule, is_contiguous_view
+from tinygrad.engine.schedule import new_buffer, is_contiguous_view
+from tinygrad.engine.schedule_cache import cached_schedule
 from tinygrad.engine.realize import run_schedule, buffer_for
 
 def _shape_of(data: Any) -> tuple[int, ...]:
@@ -159,12 +160,12 @@ class Tensor:  # noqa: PLW1641
     if with_pending_assigns: Tensor._pending_assigns.clear()
     targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
     if (tr := tracing.tracer) is None:
-      items, becomes = create_schedule(targets)
+      items, becomes = cached_schedule(targets)
       run_schedule(items)
     else:
       st = perf_ns()
       with track_context("schedule", f"schedule {', '.join(str(u.shape) for u in targets[:4])}{' ...' if len(targets) > 4 else ''}"):
-        items, becomes = create_schedule(targets)
+        items, becomes = cached_schedule(targets)
       tr.span("HOST", f"schedule {len(items)} items", st, perf_ns(), "schedule", {"kernels": sum(it.kind == "kernel" for it in items)})
       run_schedule(items)
     # only the tensors realized take the buffers: another tensor with an identical (hash-consed) lazy graph must not

@@ -11,6 +11,15 @@ MAX_NESTED_REDUCE = 8  # the largest reduction that may run inside its reader's 
 def new_buffer(device: str, size: int, dtype) -> UOp:
   return UOp(Ops.BUFFER, dtype, (UOp(Ops.DEVICE, arg=device),), (next(_buffer_num), size))
 
+def alias_buffer(target: UOp) -> UOp:
+  """A new BUFFER UOp on target's storage: what an in-place assign writes, so readers of the old value and of the new
+  one stay distinct UOps."""
+  from tinygrad.device import buffers
+  from tinygrad.engine.realize import buffer_for
+  new = UOp(Ops.BUFFER, target.dtype, target.src, (next(_buffer_num), target.arg[1]))
+  buffers[new] = buffer_for(target)
+  return new
+
 def is_contiguous_view(u: UOp) -> bool:
   """A BUFFER, or reshapes of a whole BUFFER: nothing to compute."""
   while u.op is Ops.RESHAPE: u = u.src[0]
@@ -108,14 +117,10 @@ def _reads_moved(x: UOp, target: UOp) -> bool:
     state[u] = 2 if st == 1 and (u.op in GroupOp.Movement - {Ops.RESHAPE} or u.op is Ops.REDUCE_AXIS) else st
   return state[x] == 2
 def _assign(ctx: list[ScheduleItem], a: UOp, t: UOp, x: UOp) -> UOp:
-  from tinygrad.device import buffers
-  from tinygrad.engine.realize import buffer_for
   target = t.base
   if target.op is not Ops.BUFFER: raise RuntimeError("assign target must be a realized tensor")
   if _reads_moved(x, target): x = _kernel(ctx, a, x)  # compute into a temporary first, so no kernel reads what it overwrites
-  # the new value is a new BUFFER UOp on the same storage: readers of the old value and of the new one stay distinct
-  new = UOp(Ops.BUFFER, target.dtype, target.src, (next(_buffer_num), target.arg[1]))
-  buffers[new] = buffer_for(target)
+  new = alias_buffer(target)
   ctx.append(ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(new, UOp(Ops.RESHAPE, x.dtype, (x,), target.shape) if x.shape != target.shape else x)),)), (new,), target))
   return view_of(new, a.shape)
 pm_kernels = PatternMatcher([
