@@ -3,7 +3,7 @@ A global loop g that some loads don't depend on is split as g = g'*u + c for c i
 copied u times with c a constant: those loads are then shared by the copies, and the copies' reductions share one
 loop (the linearizer merges reductions over the same ranges). This is how a matmul stops being memory bound."""
 from __future__ import annotations
-import functools, itertools
+import functools, hashlib, itertools, os, pathlib
 from collections import Counter
 from typing import Callable
 from tinygrad import tracing
@@ -291,20 +291,56 @@ def _try(plan: Plan, t) -> tuple[tuple[UOp, list[UOp]] | None, _RewriteLog | Non
   try: return plan(), log
   finally: tracing.tracer = t
 
+# the plan each kernel chose, on disk, so a script run again builds only that one (like tinygrad's BEAM cache);
+# bump PLAN_VERSION when plans or the cost model change
+PLAN_VERSION = "1"
+def _plan_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / "plans"
+
+def _plan_key(sink: UOp, vector: bool, max_upcast: int) -> str:
+  """A name for the kernel that is the same in every process: its nodes in order, each with its sources' positions."""
+  pos: dict[UOp, int] = {}
+  lines = [f"{PLAN_VERSION} {vector} {max_upcast}"]
+  for u in sink.toposort():
+    pos[u] = len(pos)
+    lines.append(f"{u.op.name} {u.dtype.name} {u.arg!r} {[pos[s] for s in u.src]}")
+  return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
+
+def _remembered(key: str) -> str | None:
+  try: return (_plan_dir() / key).read_text()
+  except OSError: return None
+
+def _remember(key: str, name: str) -> None:
+  try:
+    d = _plan_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f"{key}.{os.getpid()}.tmp"
+    tmp.write_text(name)
+    os.replace(tmp, d / key)  # atomic: another process reads the whole name or nothing
+  except OSError: pass  # a read-only cache only costs the search next time
+
+stats = {"searched": 0, "remembered": 0}
+
 def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: int = MAX_UPCAST) -> tuple[UOp, list[UOp]]:
   """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). max_upcast: copies
   per loop iteration (a GPU thread wants few accumulators: its registers are shared by many threads). Of the candidate
-  plans the one whose inner loop costs least per accumulated lane (loop_cost) wins. Under VIZ each plan's rewrites
-  are kept aside and only the winner's reach the trace, so it shows how the kernel that runs was made."""
+  plans the one whose inner loop costs least per accumulated lane (loop_cost) wins; the choice is kept on disk, so the
+  next process builds only the winner. Under VIZ each plan's rewrites are kept aside and only the winner's reach the
+  trace, so it shows how the kernel that runs was made."""
   if not getenv("NOOPT", 0): sink = merge_reduce_loops(sink)
   plans = candidate_plans(sink, granges, vector, max_upcast)
   if not plans: return sink, granges
   if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]
+  key = _plan_key(sink, vector, max_upcast)
+  if (name := _remembered(key)) is not None and (plan := dict(plans).get(name)) is not None and (res := plan()) is not None:
+    stats["remembered"] += 1
+    return res
+  stats["searched"] += 1
   t = tracing.tracer
   built = []
-  for _, plan in plans:
+  for name, plan in plans:
     res, log = _try(plan, t)
-    if res is not None: built.append((res, log))
-  res, log = min(built, key=lambda rl: loop_cost(rl[0][0]))
+    if res is not None: built.append((name, res, log))
+  name, res, log = min(built, key=lambda nrl: loop_cost(nrl[1][0]))
   if log is not None: log.replay(t)
+  _remember(key, name)
   return res  # type: ignore[return-value]
