@@ -6,7 +6,7 @@ construction cost on the recorder's hot path). On disk and on the wire an event 
 recording host's `time.perf_counter_ns` clock; the `run` event maps that clock to wall time.
 """
 from __future__ import annotations
-import dataclasses, types, typing
+import dataclasses, operator, types, typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Union, get_args, get_origin
 
@@ -138,10 +138,12 @@ ARG_MAX = 200
 def header() -> dict[str, Any]:
   return {"type": "header", "format": FORMAT, "version": VERSION}
 
+_fields: dict[type, tuple[tuple[str, ...], Any]] = {}
 def to_json(ev: Event) -> dict[str, Any]:
-  d: dict[str, Any] = {"type": ev.TYPE}
-  for name in ev.__slots__: d[name] = getattr(ev, name)
-  return d
+  if (f := _fields.get(type(ev))) is None:  # per event class, once: its field names and a getter of all of them
+    names = ("type",) + tuple(ev.__slots__)
+    f = _fields[type(ev)] = (names, operator.attrgetter("TYPE", *ev.__slots__))
+  return dict(zip(f[0], f[1](ev)))
 
 class SchemaError(ValueError):
   """A JSON object that is not a valid event of a known type."""

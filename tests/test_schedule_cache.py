@@ -59,15 +59,25 @@ def test_copies_between_devices(fresh):
     assert (t.to("CPU:1") * 2).tolist() == [2 * v, 2 * v + 2]
   assert fresh["hits"] >= 1
 
-def test_under_viz_every_schedule_is_made_anew(fresh):
+def test_under_viz_a_repeated_schedule_is_shown_once(fresh):
+  """The rewrite explorer gets one schedule context for a graph realized three times; the timeline gets three
+  schedule spans, the repeats marked cached."""
   from tinygrad import tracing
+  from profiler.events import ContextBegin, Span, from_json
   from profiler.recorder import Recorder
-  rec = Recorder("viz", sinks=[lambda evs: None])
+  got: list[dict] = []
+  rec = Recorder("viz", sinks=[got.extend])
+  a = Tensor([1.0, 2.0]).realize()
   tracing.tracer = rec
   try:
-    a = Tensor([1.0, 2.0]).realize()
-    for _ in range(3): (a * 3).realize()
+    outs = [(a * 3 + i).realize() for i in range(3)]  # the constant differs: three graphs ...
+    outs += [(a * 5).realize() for _ in range(3)]      # ... and one graph three times
   finally:
     tracing.tracer = None
     rec.close()
-  assert fresh["hits"] == 0
+  events = [from_json(d) for d in got]
+  schedules = [e for e in events if isinstance(e, ContextBegin) and e.kind == "schedule"]
+  spans = [e for e in events if isinstance(e, Span) and e.cat == "schedule"]
+  assert len(schedules) == 4 and len(spans) == 6
+  assert [s.args["cached"] for s in spans] == [False] * 4 + [True] * 2 and all("(cached)" in s.name for s in spans[4:])
+  assert [o.tolist() for o in outs] == [[3.0, 6.0], [4.0, 7.0], [5.0, 8.0]] + [[5.0, 10.0]] * 3

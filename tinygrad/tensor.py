@@ -8,7 +8,8 @@ from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad import tracing
 from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
-from tinygrad.engine.schedule import new_buffer, is_contiguous_view
+from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_schedule
+from tinygrad.engine import schedule_cache
 from tinygrad.engine.schedule_cache import cached_schedule
 from tinygrad.engine.realize import run_schedule, buffer_for
 
@@ -164,9 +165,14 @@ class Tensor:  # noqa: PLW1641
       run_schedule(items)
     else:
       st = perf_ns()
-      with track_context("schedule", f"schedule {', '.join(str(u.shape) for u in targets[:4])}{' ...' if len(targets) > 4 else ''}"):
-        items, becomes = cached_schedule(targets)
-      tr.span("HOST", f"schedule {len(items)} items", st, perf_ns(), "schedule", {"kernels": sum(it.kind == "kernel" for it in items)})
+      key, leaves, hit = schedule_cache.lookup(targets)
+      if hit is not None: items, becomes = hit  # scheduled before: its rewrites are in the trace already
+      else:
+        with track_context("schedule", f"schedule {', '.join(str(u.shape) for u in targets[:4])}{' ...' if len(targets) > 4 else ''}"):
+          items, becomes = create_schedule(targets)
+        schedule_cache.store(key, leaves, targets, items, becomes)
+      tr.span("HOST", f"schedule {len(items)} items{' (cached)' if hit is not None else ''}", st, perf_ns(), "schedule",
+              {"kernels": sum(it.kind == "kernel" for it in items), "cached": hit is not None})
       run_schedule(items)
     # only the tensors realized take the buffers: another tensor with an identical (hash-consed) lazy graph must not
     # share storage with them, or an in-place assign to one would change the other

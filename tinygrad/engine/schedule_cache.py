@@ -2,12 +2,12 @@
 without TinyJit, the next batch of an evaluation) is scheduled once. The key is the graph with its buffers replaced
 by numbered placeholders; a hit gives the same kernels again with this call's buffers, fresh buffers for what the
 schedule creates, and fresh aliases for in-place assigns. The template keeps no buffer, so it keeps no memory alive.
-SCHEDULE_CACHE=0 turns it off. Under VIZ every schedule is made anew, so the rewrite explorer shows each one."""
+SCHEDULE_CACHE=0 turns it off. Under VIZ a graph's schedule appears in the rewrite explorer the first time it is made;
+a repeat is a "(cached)" span on the timeline."""
 from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
-from tinygrad import tracing
 from tinygrad.helpers import getenv
 from tinygrad.uop.ops import UOp, Ops
 from tinygrad.engine.schedule import ScheduleItem, create_schedule, new_buffer, view_of, alias_buffer
@@ -74,19 +74,28 @@ def _instantiate(tpl: _Template, leaves: list[UOp], targets: list[UOp]) -> tuple
       items.append(ScheduleItem("copy", UOp(Ops.COPY, src.dtype, (src, it.copy_to)), outs))
   return items, {t: view_of(get(r), shape) for t, (r, shape) in zip(targets, tpl.becomes)}
 
-def cached_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  """create_schedule, served from the cache when this graph (up to which buffers it reads) was scheduled before."""
-  if not ENABLED or ((t := tracing.tracer) is not None and t.capture_rewrites): return create_schedule(targets)
+def lookup(targets: list[UOp]) -> tuple[UOp | None, list[UOp], tuple[list[ScheduleItem], dict[UOp, UOp]] | None]:
+  """(key, the graph's buffers, the schedule if this graph was scheduled before, else None)."""
+  if not ENABLED: return None, [], None
   sink = UOp(Ops.SINK, src=tuple(targets))
   leaves = [u for u in sink.toposort() if u.op is Ops.BUFFER]
   key = sink.substitute({b: UOp(Ops.BUFFER, b.dtype, b.src, ("slot", i, b.arg[1])) for i, b in enumerate(leaves)})
-  if (tpl := _cache.get(key)) is not None:
-    _cache.move_to_end(key)
-    stats["hits"] += 1
-    return _instantiate(tpl, leaves, targets)
-  stats["misses"] += 1
+  if (tpl := _cache.get(key)) is None:
+    stats["misses"] += 1
+    return key, leaves, None
+  _cache.move_to_end(key)
+  stats["hits"] += 1
+  return key, leaves, _instantiate(tpl, leaves, targets)
+
+def store(key: UOp | None, leaves: list[UOp], targets: list[UOp], items: list[ScheduleItem], becomes: dict[UOp, UOp]) -> None:
+  if key is None or (tpl := _template(items, becomes, leaves, targets)) is None: return
+  _cache[key] = tpl
+  if len(_cache) > CACHE_SIZE: _cache.popitem(last=False)
+
+def cached_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  """create_schedule, served from the cache when this graph (up to which buffers it reads) was scheduled before."""
+  key, leaves, hit = lookup(targets)
+  if hit is not None: return hit
   items, becomes = create_schedule(targets)
-  if (tpl := _template(items, becomes, leaves, targets)) is not None:
-    _cache[key] = tpl
-    if len(_cache) > CACHE_SIZE: _cache.popitem(last=False)
+  store(key, leaves, targets, items, becomes)
   return items, becomes
