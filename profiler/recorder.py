@@ -102,6 +102,10 @@ class Recorder:
     self._q.append(Rewrite(rw.id, rw.ctx, rw.name, rw.loc, rw.input, rw.matches, out, rw.start_ns,
                            time.perf_counter_ns() - rw.start_ns))
     if rw.own_ctx: self.context_end(rw.ctx)
+    # the UOps interned stay alive to the end (their ids must not be reused): every 32 rewrites, move everything alive
+    # out of the garbage collector's way, or its collections walk them again and again (a third of what recording
+    # cost on the digits run); close() hands them back
+    if rw.id % 32 == 31: gc.freeze()
 
   # *** interning ***
 
@@ -176,11 +180,7 @@ class Recorder:
 
   def _flush_loop(self, interval: float) -> None:
     while not self._stop.wait(interval):
-      try:
-        self.flush()
-        # the UOps we intern stay alive to the end (their ids must not be reused): keep the garbage collector from
-        # walking them again and again (under VIZ that walking was a third of the recording's cost)
-        if self.capture_rewrites: gc.freeze()
+      try: self.flush()
       except OSError as e:
         print(f"tinyviz: cannot write trace {self.path}: {e}", file=sys.stderr)
         return
