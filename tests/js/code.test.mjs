@@ -74,3 +74,28 @@ test("graph nodes map to program lines by op, dtype and arg, in topological orde
   assert.equal(m.get(14), 9);
   assert.equal(m.has(15), false);
 });
+
+// a vectorized kernel as the CPU renderer writes it: vector loads and stores are memcpys (a small matmul row)
+const vkernel = {
+  src: ["typedef float floatx16 __attribute__((vector_size(64)));",
+    "void r_1_16_4(float* restrict data0, const float* restrict data1, const float* restrict data2) {",
+    "  floatx16 acc0 = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};",
+    "  for (int ridx0 = 0; ridx0 < 4; ridx0++) {", "    float val0 = data1[ridx0];", "    floatx16 val1 = {0};",
+    "    __builtin_memcpy(&val1, data2+(ridx0*16), sizeof(val1));", "    floatx16 alu0 = (val0*val1);", "    acc0 = acc0 + alu0;",
+    "  }", "  __builtin_memcpy(data0+0, &acc0, sizeof(acc0));", "}"].join("\n"),
+  uops: ["DEFINE_GLOBAL float  (0, 16)", "DEFINE_GLOBAL float  (1, 4)", "DEFINE_GLOBAL float  (2, 64)", "CONST        int    0",
+    "DEFINE_ACC   floatx16 0", "RANGE        int    (2, 'reduce')", "LOAD         float  ", "MUL          int    ", "LOAD         floatx16 ",
+    "MUL          floatx16 ", "ACC_UPDATE   floatx16 Ops.ADD", "ENDRANGE     void   ", "REDUCE       floatx16 Ops.ADD", "STORE        void   ",
+    "SINK         void   "],
+};
+
+test("vector loads and stores map to their lines too", () => {
+  const m = mapUopsToSource(vkernel.uops, vkernel.src), src = vkernel.src.split("\n");
+  const at = (i) => src[m.get(i)].trim();
+  assert.match(at(0), /^void r_1_16_4/);
+  assert.match(at(4), /floatx16 acc0 =/);
+  assert.match(at(6), /float val0 = data1/);
+  assert.match(at(8), /floatx16 val1 =/);
+  assert.match(at(9), /floatx16 alu0 =/);
+  assert.match(at(13), /__builtin_memcpy\(data0\+0, &acc0/, "the vector store is the memcpy into data0");
+});

@@ -53,9 +53,9 @@ function topoOrder(nodes) {
 // What source line each kind of program line produces (C renderer): a regex the line must match
 const EMITS = {
   RANGE: /\bfor\s*\(/, ENDRANGE: /^\s*}\s*$/, DEFINE_ACC: /\bacc\d+\s*=/, ACC_UPDATE: /\bacc\d+\s*=\s*/,
-  LOAD: /\bval\d+\s*=/, STORE: /\]\s*=[^=]/,
+  LOAD: /\bval\d+\s*=/, STORE: /\]\s*=[^=]|__builtin_memcpy\(data\d/,  // a vector store is a memcpy into the buffer
 };
-const ALU_LIKE = /^(ADD|SUB|MUL|FDIV|IDIV|MOD|MAX|POW|CMPLT|CMPNE|CMPEQ|AND|OR|XOR|SHL|SHR|WHERE|MULACC|EXP2|LOG2|SIN|SQRT|RECIP|NEG|TRUNC|CAST|BITCAST)$/;
+const ALU_LIKE = /^(ADD|SUB|MUL|FDIV|IDIV|MOD|MAX|POW|CMPLT|CMPNE|CMPEQ|AND|OR|XOR|SHL|SHR|WHERE|MULACC|EXP2|LOG2|SIN|SQRT|RECIP|NEG|TRUNC|CAST|BITCAST|VECTORIZE|GEP)$/;
 
 /**
  * Map program line index -> source line index (0-based) for a kernel's `uopLines` and its rendered `src`.
@@ -79,7 +79,11 @@ export function mapUopsToSource(uopLines, src) {
     const re = EMITS[op];
     if (!re) return;
     const j = next(re);
-    if (j >= 0) { out.set(i, j); at = j + 1; }
+    if (j < 0) return;
+    out.set(i, j); at = j + 1;
+    // a vector load is two lines: `floatx8 val1 = {0};` and the memcpy that fills it
+    const v = op === "LOAD" && /\b(val\d+)\s*=\s*\{0\}/.exec(lines[j]);
+    if (v && lines[at]?.includes(`__builtin_memcpy(&${v[1]},`)) at += 1;
   });
   return out;
 }

@@ -8,7 +8,7 @@
 const FAMILIES = {
   alu: ["ADD", "SUB", "MUL", "FDIV", "IDIV", "MOD", "MAX", "POW", "CMPLT", "CMPNE", "CMPEQ", "AND", "OR", "XOR", "SHL", "SHR",
     "WHERE", "MULACC", "EXP2", "LOG2", "SIN", "SQRT", "RECIP", "NEG", "TRUNC"],
-  cast: ["CAST", "BITCAST"],
+  cast: ["CAST", "BITCAST", "VECTORIZE", "GEP"],
   const: ["CONST", "VCONST", "DEFINE_VAR", "DEVICE"],
   memory: ["BUFFER", "DEFINE_GLOBAL", "DEFINE_LOCAL", "DEFINE_REG", "INDEX", "LOAD", "STORE", "COPY", "BUFFER_VIEW", "ASSIGN"],
   movement: ["RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP", "VIEW"],
