@@ -45,6 +45,13 @@ def _np_conv(x, w): return np.einsum("bcyxij,kcij->bkyx", _np_windows(np.pad(x, 
 
 CASES = _cases()
 
+@pytest.fixture
+def fresh_choices(tmp_path, monkeypatch):
+  """Plans chosen now, not remembered from an earlier run (whose cost model may have been another) or an earlier test."""
+  from tinygrad.codegen import opts
+  monkeypatch.setattr(opts, "_plan_dir", lambda: tmp_path)
+  monkeypatch.setattr(R, "_programs", {})
+
 def _kernel(t: Tensor, last: bool = False):
   items, _ = create_schedule([t.uop])
   kernels = [it for it in items if it.kind == "kernel"]
@@ -73,7 +80,7 @@ def test_every_plan_matches_numpy(case):
   assert ran >= (1 if "non-vector" in case else 2)
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
-def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions():
+def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices):
   src = lambda t: R.get_program(_kernel(t, last=True)[0], "CPU").src
   a, b, bt = T(128, 784), T(784, 128), T(128, 784)
   # a Linear layer's forward (x @ w.T): both operands contiguous along k, so vector accumulators over k, their lanes
@@ -92,7 +99,7 @@ def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions():
   assert "floatx16 acc0" in s and s.count("for (") == 3, s
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
-def test_the_trace_shows_only_the_winning_plan():
+def test_the_trace_shows_only_the_winning_plan(fresh_choices):
   """Under VIZ the kernel's codegen context holds the rewrites of the plan that runs, in order, and none of the plans
   that lost; the last optimizer rewrite's output is the kernel that was linearized."""
   from tinygrad import tracing
