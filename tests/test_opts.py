@@ -48,8 +48,8 @@ CASES = _cases()
 @pytest.fixture
 def fresh_choices(tmp_path, monkeypatch):
   """Plans chosen now, not remembered from an earlier run (whose cost model may have been another) or an earlier test."""
-  from tinygrad.codegen import opts
-  monkeypatch.setattr(opts, "_plan_dir", lambda: tmp_path)
+  from tinygrad.codegen import plan_cache
+  monkeypatch.setattr(plan_cache, "plan_dir", lambda: tmp_path)
   monkeypatch.setattr(R, "_programs", {})
 
 def _kernel(t: Tensor, last: bool = False):

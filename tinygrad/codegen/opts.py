@@ -1,161 +1,17 @@
-"""Kernel optimizations, decided from the lowered kernel: upcasting (register blocking).
-A global loop g that some loads don't depend on is split as g = g'*u + c for c in 0..u-1 and the kernel body is
-copied u times with c a constant: those loads are then shared by the copies, and the copies' reductions share one
-loop (the linearizer merges reductions over the same ranges). This is how a matmul stops being memory bound."""
+"""Kernel optimizations, decided from the lowered kernel: each candidate plan (scalar upcasting, vector lanes along an
+output dim, a pair of dims or the reduction) is built and the cheapest by the cost model wins (see docs/engine.md)."""
 from __future__ import annotations
-import functools, hashlib, itertools, os, pathlib
-from collections import Counter
+import functools
 from typing import Callable
 from tinygrad import tracing
 from tinygrad.dtype import dtypes
-from tinygrad.helpers import getenv, prod
-from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, untraced_rewrites
-from tinygrad.uop.symbolic import symbolic, _terms
-from tinygrad.codegen.lowerer import pm_clean_gates
-
-MAX_UPCAST = 128
-
-def _depends(u: UOp, r: UOp, memo: dict) -> bool:
-  return r in memo.setdefault(u, set(x for x in u.toposort() if x.op is Ops.RANGE))
-
-def _factor(size: int, fs: tuple[int, ...]) -> int | None:
-  """The upcast factor for a dim: all of it when small, else the first of fs that divides it."""
-  if not fs: return None
-  if 2 <= size <= max(fs): return size
-  return next((f for f in fs if size % f == 0), None)
-
-def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, first: tuple[int, ...] = (16, 8, 4), rest: tuple[int, ...] = (8, 4)) -> list[tuple[UOp, int]]:
-  """(global range, factor) pairs for register blocking: the innermost global dim, and then the dim that lets the
-  copies share the loads the first choice does not (in a matmul: n shares A's loads, then m shares B's; in a conv:
-  x shares the weights, then the output channel shares the input)."""
-  if getenv("NOOPT", 0) or not granges: return []
-  topo = sink.toposort()
-  reduces = [u for u in topo if u.op is Ops.REDUCE]
-  if not reduces or prod(r.src[0].arg for r in reduces[0].src[1:]) < 8: return []
-  loads = list(dict.fromkeys(u for r in reduces for u in r.src[0].toposort() if u.op is Ops.LOAD))
-  memo: dict = {}
-  def shared(g: UOp) -> set[UOp]: return {ld for ld in loads if not _depends(ld.src[1], g, memo)}
-  out: list[tuple[UOp, int]] = []
-  last = granges[-1]
-  if shared(last) and (f := _factor(last.src[0].arg, first)) is not None: out.append((last, f))
-  done = shared(out[0][0]) if out else set()
-  budget //= (out[0][1] if out else 1)
-  cands = [g for g in reversed(granges) if g is not last and shared(g)]
-  cands.sort(key=lambda g: -len(shared(g) - done))  # stable: among equals the inner dim wins
-  for g in cands:
-    if (f := _factor(g.src[0].arg, tuple(x for x in rest if x <= budget))) is not None and f <= budget:
-      out.append((g, f)); break
-  return out
-
-class _Upcast:
-  def __init__(self, ups: list[tuple[UOp, UOp, int]]): self.ups, self.done = ups, False
-def _expand(ctx: _Upcast, s: UOp) -> UOp | None:
-  if ctx.done: return None
-  ctx.done = True
-  stores = []
-  for combo in itertools.product(*[range(f) for _, _, f in ctx.ups]):
-    mapping = {g: outer * f + c if outer.op is Ops.RANGE else UOp.const(dtypes.int32, c) for (g, outer, f), c in zip(ctx.ups, combo)}
-    stores.extend(UOp(Ops.SINK, src=s.src).substitute(mapping).src)
-  return UOp(Ops.SINK, src=tuple(dict.fromkeys(stores)))
-pm_upcast = PatternMatcher([(UPat(Ops.SINK, name="s"), _expand)])
-pm_upcast_simplify = pm_upcast + symbolic + pm_clean_gates
-
-VEC_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV}
-
-def _canon(u: UOp) -> tuple:
-  """A sum as (its non-constant terms, in any order, and its constant)."""
-  ts = _terms(u)
-  return tuple(sorted(Counter(t for t in ts if t.op is not Ops.CONST).items(), key=lambda kv: id(kv[0]))), sum(t.arg for t in ts if t.op is Ops.CONST)
-
-def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtypes.int32, k)})
-
-def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
-  """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None."""
-  # the usual cases, read off the sum's terms: V once as a plain term (contiguous), or V times a constant (strided)
-  ts = _terms(idx)
-  with_v = [t for t in ts if t is V or V in t.toposort()]
-  if len(with_v) == 1 and (t := with_v[0]) is V:
-    return functools.reduce(lambda a, b: a + b, others) if (others := [x for x in ts if x is not V]) else UOp.const(dtypes.int32, 0)
-  if len(with_v) == 1 and t.op is Ops.MUL and t.src[0] is V and t.src[1].op is Ops.CONST: return None
-  with untraced_rewrites():  # otherwise (divisions, mods) compare lanes after simplification  # a test, not a step of the kernel's rewrite
-    def at(k: int) -> UOp: return graph_rewrite(_lane(idx, V, k), symbolic)
-    b_terms, b_const = _canon(base := at(0))
-    for k in (1, width // 2, width - 1):
-      if _canon(at(k)) != (b_terms, b_const + k): return None
-  return base
-
-def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) -> UOp | None:
-  """The kernel with every value that depends on the vector range V as one vector of `width` lanes: loads and stores
-  at base + V become single vector loads and stores; other loads (strided, or gated per lane) are gathered and other
-  stores scattered lane by lane. reduce_range: V is the lane of that reduce range (split by split_reduce), so each
-  sum over it ends with a sum of its lanes. None when some node can't be a vector (then the caller copies the body
-  per lane instead). Only float arithmetic and sum/product reductions are vectorized."""
-  topo = sink.toposort()
-  dep: dict[UOp, bool] = {}
-  users: dict[UOp, list[UOp]] = {}
-  for u in topo:
-    dep[u] = u is V or (any(dep[s] for s in u.src) and not (u.op is Ops.REDUCE and reduce_range in u.src[1:]))
-    for s in u.src: users.setdefault(s, []).append(u)
-  new: dict[UOp, UOp] = {}
-  scattered: dict[UOp, list[UOp]] = {}
-  lane_memo: list[dict[UOp, UOp]] = [{V: UOp.const(dtypes.int32, k)} for k in range(width)]
-  def lane(x: UOp, k: int) -> UOp:  # x with V = k; rebuilds only what depends on V, shared across the kernel's loads
-    if not dep[x]: return x
-    if (y := lane_memo[k].get(x)) is None: y = lane_memo[k][x] = UOp(x.op, x.dtype, tuple(lane(s, k) for s in x.src), x.arg)
-    return y
-  for u in topo:
-    if u.op is Ops.REDUCE and reduce_range in u.src[1:]:
-      if u.arg is not Ops.ADD or u.dtype != dtypes.float32 or not dep[u.src[0]]: return None
-      acc = UOp(Ops.REDUCE, u.dtype.vec(width), (new[u.src[0]], *u.src[1:]), u.arg)
-      lanes = [UOp(Ops.GEP, u.dtype, (acc,), k) for k in range(width)]
-      while len(lanes) > 1: lanes = [lanes[i] + lanes[i + 1] for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
-      new[u] = lanes[0]; continue
-    if u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg); continue
-    if not dep[u]: new[u] = u.replace(src=tuple(new[s] for s in u.src)) if u.src else u; continue
-    if u is V: continue
-    if u.dtype in dtypes.ints or u.dtype == dtypes.bool:  # index arithmetic and gates: may only feed load/store addresses
-      if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.dtype in dtypes.ints or c.dtype == dtypes.bool
-                 for c in users.get(u, [])): return None
-      continue
-    if u.op is Ops.LOAD:
-      if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
-        new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], base, *[new[s] for s in u.src[2:]]))
-      else: new[u] = UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width)))  # one scalar load per lane
-    elif u.op is Ops.STORE:
-      if not dep[u.src[2]]: return None
-      if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], base, new[u.src[2]]))
-      elif dep[u.src[1]]:  # one scalar store per lane
-        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], lane(u.src[1], k), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
-      else: return None
-    elif u.op in VEC_ALU and u.dtype == dtypes.float32:
-      new[u] = UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
-    elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL) and u.dtype == dtypes.float32 and reduce_range is None:
-      new[u] = UOp(Ops.REDUCE, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
-    else: return None
-  return new[sink]
-
-def split_reduce(sink: UOp, R: UOp, width: int, nid: int) -> tuple[UOp, UOp, UOp]:
-  """The kernel with reduce range R split as R' * width + V, V the vector lane: every REDUCE over R now runs over R'."""
-  Rp = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, R.src[0].arg // width),), (nid, "reduce"))
-  V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, width),), (nid + 1, "vector"))
-  mapping = {u: UOp(Ops.REDUCE, u.dtype, (u.src[0].substitute({R: Rp * width + V}), *[Rp if r is R else r for r in u.src[1:]]), u.arg)
-             for u in sink.toposort() if u.op is Ops.REDUCE and R in u.src[1:]}
-  return sink.substitute(mapping), Rp, V
-
-def _outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tuple[list[tuple[UOp, UOp, int]], list[UOp], int]:
-  """For each upcast global range g by f: g = outer * f + c. Returns the plan (g, outer, f), the new global ranges, next id."""
-  plan, new_granges = [], []
-  for g in granges:
-    f = next((f for gg, f in ups if gg is g), None)
-    if f is None: new_granges.append(g); continue
-    outer = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, g.src[0].arg // f),), (nid, "global")) if g.src[0].arg > f else UOp.const(dtypes.int32, 0)
-    nid += 1
-    plan.append((g, outer, f))
-    if outer.op is Ops.RANGE: new_granges.append(outer)
-  return plan, new_granges, nid
-
-def _upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
-  return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")
+from tinygrad.helpers import getenv
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites
+from tinygrad.uop.symbolic import symbolic
+from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
+from tinygrad.codegen.vectorize import vectorize, split_reduce
+from tinygrad.codegen.cost import loop_cost
+from tinygrad.codegen import plan_cache
 
 # copies per vector plan: as many as fit (a tall tile: one dim upcast by up to 16) or a square 4x4 tile, which shares
 # each load among more copies when two dims share loads
@@ -171,10 +27,10 @@ def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int, tile: s
   other dims are upcast as copies, each copy a vector."""
   width = next((w for w in (16, 8) if g.src[0].arg % w == 0), None)
   if width is None: return None
-  plan, _, nid = _outer_ranges([r for r in granges if r is not g], _output_tile(sink, granges, g, tile), nid)
-  (_, outer, _), = _outer_ranges([g], [(g, width)], nid)[0]
+  plan, _, nid = outer_ranges([r for r in granges if r is not g], _output_tile(sink, granges, g, tile), nid)
+  (_, outer, _), = outer_ranges([g], [(g, width)], nid)[0]
   V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, width),), (nid + 1, "vector"))
-  vsink = _upcast(sink.substitute({g: outer * width + V if outer.op is Ops.RANGE else V}), plan, f" vector {width}")
+  vsink = upcast(sink.substitute({g: outer * width + V if outer.op is Ops.RANGE else V}), plan, f" vector {width}")
   if (vec := vectorize(vsink, V, width)) is None: return None
   new_granges = []
   for r in granges:  # the outer ranges, in the order of the ranges they came from
@@ -199,32 +55,10 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, l
   width = next((w for w in (16, 8, 4) if R.src[0].arg % w == 0), None)
   if width is None: return None
   ups = choose_upcasts(sink, granges, budget=16, first=(4, 2), rest=(4, 2))  # 16 vector accumulators: half the registers
-  plan, new_granges, nid = _outer_ranges(granges, ups, nid)
+  plan, new_granges, nid = outer_ranges(granges, ups, nid)
   ssink, Rp, V = split_reduce(sink, R, width, nid)
-  if (vec := vectorize(_upcast(ssink, plan, f" reduce vector {width}"), V, width, Rp)) is None: return None
+  if (vec := vectorize(upcast(ssink, plan, f" reduce vector {width}"), V, width, Rp)) is None: return None
   return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
-
-def loop_cost(sink: UOp) -> float:
-  """Estimated instructions per accumulated lane of the longest reduction: its loop body runs trips times, the rest
-  (index math, stores, lane sums) once per output tile. A load or float op counts 1 whatever its width, a gathered
-  vector 1 more per lane, integer index math a quarter (the C compiler folds most of it into addressing)."""
-  topo = sink.toposort()
-  scope: dict[UOp, frozenset[UOp]] = {}  # the ranges each value changes with, as the linearizer places it
-  for u in topo:
-    scope[u] = frozenset([u]) if u.op is Ops.RANGE else scope[u.src[0]] - frozenset(u.src[1:]) if u.op is Ops.REDUCE else frozenset().union(*[scope[s] for s in u.src])
-  groups: dict[tuple[UOp, ...], list[UOp]] = {}
-  for u in topo:
-    if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
-  if not groups: return 0.0
-  rngs, reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0]))
-  trips = max(1, prod(r.src[0].arg for r in rngs))
-  def w(n: UOp) -> float:
-    if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
-    if n.op is Ops.VECTORIZE: return len(n.src)
-    return 0.25 if n.dtype in dtypes.ints or n.dtype == dtypes.bool else 1
-  inside = sum(w(n) for n in topo if scope[n] & set(rngs)) + len(reduces)  # + the accumulate of each reduction
-  outside = sum(w(n) for n in topo if not scope[n] & set(rngs))
-  return (inside * trips + outside) / (sum(u.dtype.count for u in reduces) * trips)
 
 def _divmods(u: UOp) -> int: return sum(1 for x in u.toposort() if x.op in (Ops.IDIV, Ops.MOD))
 
@@ -259,8 +93,8 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool, max_upcast: int
   if not any(u.op is Ops.REDUCE for u in sink.toposort()): return []  # elementwise: the C compiler vectorizes these itself
   ups = choose_upcasts(sink, granges, budget=max_upcast, first=tuple(f for f in (16, 8, 4) if f <= max_upcast), rest=tuple(f for f in (8, 4) if f <= max_upcast))
   def scalar() -> tuple[UOp, list[UOp]]:
-    plan, new_granges, _ = _outer_ranges(granges, ups, nid)
-    return _upcast(sink, plan, ""), new_granges
+    plan, new_granges, _ = outer_ranges(granges, ups, nid)
+    return upcast(sink, plan, ""), new_granges
   out: list[tuple[str, Plan]] = [("scalar", scalar)]
   if vector and not getenv("NOVEC", 0):
     for g in granges:
@@ -291,33 +125,6 @@ def _try(plan: Plan, t) -> tuple[tuple[UOp, list[UOp]] | None, _RewriteLog | Non
   try: return plan(), log
   finally: tracing.tracer = t
 
-# the plan each kernel chose, on disk, so a script run again builds only that one (like tinygrad's BEAM cache);
-# bump PLAN_VERSION when plans or the cost model change
-PLAN_VERSION = "1"
-def _plan_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / "plans"
-
-def _plan_key(sink: UOp, vector: bool, max_upcast: int) -> str:
-  """A name for the kernel that is the same in every process: its nodes in order, each with its sources' positions."""
-  pos: dict[UOp, int] = {}
-  lines = [f"{PLAN_VERSION} {vector} {max_upcast}"]
-  for u in sink.toposort():
-    pos[u] = len(pos)
-    lines.append(f"{u.op.name} {u.dtype.name} {u.arg!r} {[pos[s] for s in u.src]}")
-  return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
-
-def _remembered(key: str) -> str | None:
-  try: return (_plan_dir() / key).read_text()
-  except OSError: return None
-
-def _remember(key: str, name: str) -> None:
-  try:
-    d = _plan_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f"{key}.{os.getpid()}.tmp"
-    tmp.write_text(name)
-    os.replace(tmp, d / key)  # atomic: another process reads the whole name or nothing
-  except OSError: pass  # a read-only cache only costs the search next time
-
 stats = {"searched": 0, "remembered": 0}
 
 def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: int = MAX_UPCAST) -> tuple[UOp, list[UOp]]:
@@ -330,8 +137,8 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: 
   plans = candidate_plans(sink, granges, vector, max_upcast)
   if not plans: return sink, granges
   if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]
-  key = _plan_key(sink, vector, max_upcast)
-  if (name := _remembered(key)) is not None and (plan := dict(plans).get(name)) is not None and (res := plan()) is not None:
+  key = plan_cache.plan_key(sink, vector, max_upcast)
+  if (name := plan_cache.remembered(key)) is not None and (plan := dict(plans).get(name)) is not None and (res := plan()) is not None:
     stats["remembered"] += 1
     return res
   stats["searched"] += 1
@@ -342,5 +149,5 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: 
     if res is not None: built.append((name, res, log))
   name, res, log = min(built, key=lambda nrl: loop_cost(nrl[1][0]))
   if log is not None: log.replay(t)
-  _remember(key, name)
+  plan_cache.remember(key, name)
   return res  # type: ignore[return-value]

@@ -1,0 +1,30 @@
+"""Which plan each kernel chose, kept on disk so the next process builds only that one."""
+from __future__ import annotations
+import hashlib, os, pathlib
+from tinygrad.uop.ops import UOp
+
+# like tinygrad's BEAM cache; bump PLAN_VERSION when plans or the cost model change
+PLAN_VERSION = "1"
+def plan_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / "plans"
+
+def plan_key(sink: UOp, vector: bool, max_upcast: int) -> str:
+  """A name for the kernel that is the same in every process: its nodes in order, each with its sources' positions."""
+  pos: dict[UOp, int] = {}
+  lines = [f"{PLAN_VERSION} {vector} {max_upcast}"]
+  for u in sink.toposort():
+    pos[u] = len(pos)
+    lines.append(f"{u.op.name} {u.dtype.name} {u.arg!r} {[pos[s] for s in u.src]}")
+  return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
+
+def remembered(key: str) -> str | None:
+  try: return (plan_dir() / key).read_text()
+  except OSError: return None
+
+def remember(key: str, name: str) -> None:
+  try:
+    d = plan_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f"{key}.{os.getpid()}.tmp"
+    tmp.write_text(name)
+    os.replace(tmp, d / key)  # atomic: another process reads the whole name or nothing
+  except OSError: pass  # a read-only cache only costs the search next time

@@ -1,0 +1,73 @@
+"""Upcasting (register blocking), decided from the lowered kernel.
+A global loop g that some loads don't depend on is split as g = g'*u + c for c in 0..u-1 and the kernel body is
+copied u times with c a constant: those loads are then shared by the copies, and the copies' reductions share one
+loop (the linearizer merges reductions over the same ranges). This is how a matmul stops being memory bound."""
+from __future__ import annotations
+import itertools
+from tinygrad.dtype import dtypes
+from tinygrad.helpers import getenv, prod
+from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite
+from tinygrad.uop.symbolic import symbolic
+from tinygrad.codegen.lowerer import pm_clean_gates
+
+MAX_UPCAST = 128
+
+def _depends(u: UOp, r: UOp, memo: dict) -> bool:
+  return r in memo.setdefault(u, set(x for x in u.toposort() if x.op is Ops.RANGE))
+
+def _factor(size: int, fs: tuple[int, ...]) -> int | None:
+  """The upcast factor for a dim: all of it when small, else the first of fs that divides it."""
+  if not fs: return None
+  if 2 <= size <= max(fs): return size
+  return next((f for f in fs if size % f == 0), None)
+
+def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, first: tuple[int, ...] = (16, 8, 4), rest: tuple[int, ...] = (8, 4)) -> list[tuple[UOp, int]]:
+  """(global range, factor) pairs for register blocking: the innermost global dim, and then the dim that lets the
+  copies share the loads the first choice does not (in a matmul: n shares A's loads, then m shares B's; in a conv:
+  x shares the weights, then the output channel shares the input)."""
+  if getenv("NOOPT", 0) or not granges: return []
+  topo = sink.toposort()
+  reduces = [u for u in topo if u.op is Ops.REDUCE]
+  if not reduces or prod(r.src[0].arg for r in reduces[0].src[1:]) < 8: return []
+  loads = list(dict.fromkeys(u for r in reduces for u in r.src[0].toposort() if u.op is Ops.LOAD))
+  memo: dict = {}
+  def shared(g: UOp) -> set[UOp]: return {ld for ld in loads if not _depends(ld.src[1], g, memo)}
+  out: list[tuple[UOp, int]] = []
+  last = granges[-1]
+  if shared(last) and (f := _factor(last.src[0].arg, first)) is not None: out.append((last, f))
+  done = shared(out[0][0]) if out else set()
+  budget //= (out[0][1] if out else 1)
+  cands = [g for g in reversed(granges) if g is not last and shared(g)]
+  cands.sort(key=lambda g: -len(shared(g) - done))  # stable: among equals the inner dim wins
+  for g in cands:
+    if (f := _factor(g.src[0].arg, tuple(x for x in rest if x <= budget))) is not None and f <= budget:
+      out.append((g, f)); break
+  return out
+
+class _Upcast:
+  def __init__(self, ups: list[tuple[UOp, UOp, int]]): self.ups, self.done = ups, False
+def _expand(ctx: _Upcast, s: UOp) -> UOp | None:
+  if ctx.done: return None
+  ctx.done = True
+  stores = []
+  for combo in itertools.product(*[range(f) for _, _, f in ctx.ups]):
+    mapping = {g: outer * f + c if outer.op is Ops.RANGE else UOp.const(dtypes.int32, c) for (g, outer, f), c in zip(ctx.ups, combo)}
+    stores.extend(UOp(Ops.SINK, src=s.src).substitute(mapping).src)
+  return UOp(Ops.SINK, src=tuple(dict.fromkeys(stores)))
+pm_upcast = PatternMatcher([(UPat(Ops.SINK, name="s"), _expand)])
+pm_upcast_simplify = pm_upcast + symbolic + pm_clean_gates
+
+def outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tuple[list[tuple[UOp, UOp, int]], list[UOp], int]:
+  """For each upcast global range g by f: g = outer * f + c. Returns the plan (g, outer, f), the new global ranges, next id."""
+  plan, new_granges = [], []
+  for g in granges:
+    f = next((f for gg, f in ups if gg is g), None)
+    if f is None: new_granges.append(g); continue
+    outer = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, g.src[0].arg // f),), (nid, "global")) if g.src[0].arg > f else UOp.const(dtypes.int32, 0)
+    nid += 1
+    plan.append((g, outer, f))
+    if outer.op is Ops.RANGE: new_granges.append(outer)
+  return plan, new_granges, nid
+
+def upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
+  return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")

@@ -1,0 +1,90 @@
+"""Vector lanes: a range of the kernel becomes the lanes of one vector value (GCC vector types on the CPU). Loads
+and stores at consecutive addresses become vector loads and stores; the others are gathered or scattered lane by lane."""
+from __future__ import annotations
+import functools
+from collections import Counter
+from tinygrad.dtype import dtypes
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites
+from tinygrad.uop.symbolic import symbolic, _terms
+
+VEC_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV}
+
+def _canon(u: UOp) -> tuple:
+  """A sum as (its non-constant terms, in any order, and its constant)."""
+  ts = _terms(u)
+  return tuple(sorted(Counter(t for t in ts if t.op is not Ops.CONST).items(), key=lambda kv: id(kv[0]))), sum(t.arg for t in ts if t.op is Ops.CONST)
+
+def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtypes.int32, k)})
+
+def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
+  """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None."""
+  # the usual cases, read off the sum's terms: V once as a plain term (contiguous), or V times a constant (strided)
+  ts = _terms(idx)
+  with_v = [t for t in ts if t is V or V in t.toposort()]
+  if len(with_v) == 1 and (t := with_v[0]) is V:
+    return functools.reduce(lambda a, b: a + b, others) if (others := [x for x in ts if x is not V]) else UOp.const(dtypes.int32, 0)
+  if len(with_v) == 1 and t.op is Ops.MUL and t.src[0] is V and t.src[1].op is Ops.CONST: return None
+  with untraced_rewrites():  # otherwise (divisions, mods) compare lanes after simplification  # a test, not a step of the kernel's rewrite
+    def at(k: int) -> UOp: return graph_rewrite(_lane(idx, V, k), symbolic)
+    b_terms, b_const = _canon(base := at(0))
+    for k in (1, width // 2, width - 1):
+      if _canon(at(k)) != (b_terms, b_const + k): return None
+  return base
+
+def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) -> UOp | None:
+  """The kernel with every value that depends on the vector range V as one vector of `width` lanes: loads and stores
+  at base + V become single vector loads and stores; other loads (strided, or gated per lane) are gathered and other
+  stores scattered lane by lane. reduce_range: V is the lane of that reduce range (split by split_reduce), so each
+  sum over it ends with a sum of its lanes. None when some node can't be a vector (then the caller copies the body
+  per lane instead). Only float arithmetic and sum/product reductions are vectorized."""
+  topo = sink.toposort()
+  dep: dict[UOp, bool] = {}
+  users: dict[UOp, list[UOp]] = {}
+  for u in topo:
+    dep[u] = u is V or (any(dep[s] for s in u.src) and not (u.op is Ops.REDUCE and reduce_range in u.src[1:]))
+    for s in u.src: users.setdefault(s, []).append(u)
+  new: dict[UOp, UOp] = {}
+  scattered: dict[UOp, list[UOp]] = {}
+  lane_memo: list[dict[UOp, UOp]] = [{V: UOp.const(dtypes.int32, k)} for k in range(width)]
+  def lane(x: UOp, k: int) -> UOp:  # x with V = k; rebuilds only what depends on V, shared across the kernel's loads
+    if not dep[x]: return x
+    if (y := lane_memo[k].get(x)) is None: y = lane_memo[k][x] = UOp(x.op, x.dtype, tuple(lane(s, k) for s in x.src), x.arg)
+    return y
+  for u in topo:
+    if u.op is Ops.REDUCE and reduce_range in u.src[1:]:
+      if u.arg is not Ops.ADD or u.dtype != dtypes.float32 or not dep[u.src[0]]: return None
+      acc = UOp(Ops.REDUCE, u.dtype.vec(width), (new[u.src[0]], *u.src[1:]), u.arg)
+      lanes = [UOp(Ops.GEP, u.dtype, (acc,), k) for k in range(width)]
+      while len(lanes) > 1: lanes = [lanes[i] + lanes[i + 1] for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
+      new[u] = lanes[0]; continue
+    if u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg); continue
+    if not dep[u]: new[u] = u.replace(src=tuple(new[s] for s in u.src)) if u.src else u; continue
+    if u is V: continue
+    if u.dtype in dtypes.ints or u.dtype == dtypes.bool:  # index arithmetic and gates: may only feed load/store addresses
+      if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.dtype in dtypes.ints or c.dtype == dtypes.bool
+                 for c in users.get(u, [])): return None
+      continue
+    if u.op is Ops.LOAD:
+      if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
+        new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], base, *[new[s] for s in u.src[2:]]))
+      else: new[u] = UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width)))  # one scalar load per lane
+    elif u.op is Ops.STORE:
+      if not dep[u.src[2]]: return None
+      if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], base, new[u.src[2]]))
+      elif dep[u.src[1]]:  # one scalar store per lane
+        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], lane(u.src[1], k), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
+      else: return None
+    elif u.op in VEC_ALU and u.dtype == dtypes.float32:
+      new[u] = UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
+    elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL) and u.dtype == dtypes.float32 and reduce_range is None:
+      new[u] = UOp(Ops.REDUCE, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
+    else: return None
+  return new[sink]
+
+def split_reduce(sink: UOp, R: UOp, width: int, nid: int) -> tuple[UOp, UOp, UOp]:
+  """The kernel with reduce range R split as R' * width + V, V the vector lane: every REDUCE over R now runs over R'."""
+  Rp = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, R.src[0].arg // width),), (nid, "reduce"))
+  V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, width),), (nid + 1, "vector"))
+  mapping = {u: UOp(Ops.REDUCE, u.dtype, (u.src[0].substitute({R: Rp * width + V}), *[Rp if r is R else r for r in u.src[1:]]), u.arg)
+             for u in sink.toposort() if u.op is Ops.REDUCE and R in u.src[1:]}
+  return sink.substitute(mapping), Rp, V
