@@ -4,8 +4,8 @@ from __future__ import annotations
 import itertools
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import strides_for_shape
-from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
-from tinygrad.uop.symbolic import symbolic
+from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, untraced_rewrites
+from tinygrad.uop.symbolic import symbolic, _terms, _term_coef, _sum
 
 TRUE = UOp.const(dtypes.bool, True)
 def _c(v: int) -> UOp: return UOp.const(dtypes.int32, v)
@@ -93,11 +93,48 @@ def _zero_unless(x: UOp, cs: set[UOp], depth: int = 0) -> bool:
   if x.op is Ops.WHERE and x.src[2].op is Ops.CONST and x.src[2].arg == 0: return cs <= _conjuncts(x.src[0]) or _zero_unless(x.src[1], cs, depth + 1)
   return False
 
+def _near_split(e: UOp, m: int) -> tuple[UOp, UOp] | None:
+  """e as m*Q + d with each coefficient's remainder taken nearest zero, so d is small: (Q, d), simplified; None if
+  there is nothing to split or d may reach m (then e % m is not just d or d + m)."""
+  quo, rem = [], []
+  for t in _terms(e):
+    base, k = _term_coef(t)
+    r = k % m
+    if r > m // 2: r -= m
+    if (q := (k - r) // m): quo.append(e.const_like(q) if base is None else (base if q == 1 else base * q))
+    if r: rem.append(e.const_like(r) if base is None else (base if r == 1 else base * r))
+  if not quo: return None
+  with untraced_rewrites(): q_, d = graph_rewrite(_sum(quo, e), symbolic), graph_rewrite(_sum(rem, e), symbolic)
+  return (q_, d) if -m < d.vmin and d.vmax < m else None
+
+def _mod_lt(c: UOp, x: UOp, m: UOp, lim: UOp) -> UOp | None:
+  """`e % m < lim` for e >= 0 is `0 <= d < lim` when d + m >= lim for every negative d (see _near_split): true
+  exactly where the original is, and with no division (a window position `(r*10+x) % 11 < 8` becomes `0 <= x-r < 8`)."""
+  if m.arg <= 1 or x.vmin < 0 or (qd := _near_split(x, m.arg)) is None: return None
+  d = qd[1]
+  if d.vmin < 0 and m.arg + d.vmin < lim.arg: return None
+  return UOp(Ops.AND, dtypes.bool, (UOp(Ops.CMPLT, dtypes.bool, (_c(-1), d)), UOp(Ops.CMPLT, dtypes.bool, (d, lim))))
+
+def _divmod_under_gate(b: UOp, i: UOp, g: UOp) -> UOp | None:
+  """A load's index may use what its gate implies: where the gate holds 0 <= d < m, e % m is d and e // m is Q."""
+  conj = _conjuncts(g)
+  subst: dict[UOp, UOp] = {}
+  for u in i.toposort():
+    if u.op not in (Ops.MOD, Ops.IDIV) or u.src[1].op is not Ops.CONST or u.src[1].arg <= 1 or u.src[0].vmin < 0: continue
+    if (qd := _near_split(u.src[0], m := u.src[1].arg)) is None: continue
+    q, d = qd
+    lo_ok = d.vmin >= 0 or UOp(Ops.CMPLT, dtypes.bool, (_c(-1), d)) in conj
+    hi_ok = d.vmax < m or any(c.op is Ops.CMPLT and c.src[0] is d and c.src[1].op is Ops.CONST and c.src[1].arg <= m for c in conj)
+    if lo_ok and hi_ok: subst[u] = d if u.op is Ops.MOD else q
+  return UOp(Ops.LOAD, b.dtype, (b, i.substitute(subst), g)) if subst else None
+
 # a gate that folded to True is dropped from the load; a gated load (or what is built from gated loads) already gives
 # 0 where its gate (or any part of it: nested pads make nested WHEREs) is false
 pm_clean_gates = PatternMatcher([
   (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("j"), UPat.const(dtypes.bool, True))), lambda b, j: UOp(Ops.LOAD, b.dtype, (b, j))),
   (UPat(Ops.WHERE, src=(UPat.var("c"), UPat.var("x"), UPat.cvar("z"))), lambda c, x, z: x if z.arg == 0 and _zero_unless(x, _conjuncts(c)) else None),
+  (UPat(Ops.CMPLT, src=(UPat(Ops.MOD, src=(UPat.var("x"), UPat.cvar("m")), name="c"), UPat.cvar("lim"))), _mod_lt),
+  (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("i"), UPat.var("g"))), _divmod_under_gate),
 ])
 
 pm_simplify = symbolic + pm_clean_gates
