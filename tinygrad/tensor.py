@@ -9,7 +9,6 @@ from tinygrad import tracing
 from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
 from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_schedule
-from tinygrad.engine import schedule_cache
 from tinygrad.engine.schedule_cache import cached_schedule
 from tinygrad.engine.realize import run_schedule, buffer_for
 
@@ -161,18 +160,15 @@ class Tensor:  # noqa: PLW1641
     if with_pending_assigns: Tensor._pending_assigns.clear()
     targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
     if (tr := tracing.tracer) is None:
-      items, becomes = cached_schedule(targets)
+      items, becomes, _ = cached_schedule(targets)
       run_schedule(items)
     else:
+      def traced(ts: list[UOp]):  # a schedule made anew is a context of rewrites; a cached one's are in the trace already
+        with track_context("schedule", f"schedule {', '.join(str(u.shape) for u in ts[:4])}{' ...' if len(ts) > 4 else ''}"): return create_schedule(ts)
       st = perf_ns()
-      key, leaves, hit = schedule_cache.lookup(targets)
-      if hit is not None: items, becomes = hit  # scheduled before: its rewrites are in the trace already
-      else:
-        with track_context("schedule", f"schedule {', '.join(str(u.shape) for u in targets[:4])}{' ...' if len(targets) > 4 else ''}"):
-          items, becomes = create_schedule(targets)
-        schedule_cache.store(key, leaves, targets, items, becomes)
-      tr.span("HOST", f"schedule {len(items)} items{' (cached)' if hit is not None else ''}", st, perf_ns(), "schedule",
-              {"kernels": sum(it.kind == "kernel" for it in items), "cached": hit is not None})
+      items, becomes, hit = cached_schedule(targets, traced)
+      tr.span("HOST", f"schedule {len(items)} items{' (cached)' if hit else ''}", st, perf_ns(), "schedule",
+              {"kernels": sum(it.kind == "kernel" for it in items), "cached": hit})
       run_schedule(items)
     # only the tensors realized take the buffers: another tensor with an identical (hash-consed) lazy graph must not
     # share storage with them, or an in-place assign to one would change the other

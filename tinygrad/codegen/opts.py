@@ -60,13 +60,15 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, l
   if (vec := vectorize(upcast(ssink, plan, f" reduce vector {width}"), V, width, Rp)) is None: return None
   return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
 
+def _next_range_id(sink: UOp) -> int: return max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
+
 def _divmods(u: UOp) -> int: return sum(1 for x in u.toposort() if x.op in (Ops.IDIV, Ops.MOD))
 
 def merge_reduce_loops(sink: UOp) -> UOp:
   """Adjacent loops of a reduction that every load walks contiguously (a sum over a row-major image's y and x)
   become one longer loop: fewer loop overheads and a loop long enough for vector lanes. A merge is kept only when
   symbolic math folds the split index back (no new divisions)."""
-  nid = max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
+  nid = _next_range_id(sink)
   changed = True
   while changed:
     changed = False
@@ -89,7 +91,7 @@ Plan = Callable[[], "tuple[UOp, list[UOp]] | None"]
 def candidate_plans(sink: UOp, granges: list[UOp], vector: bool, max_upcast: int = MAX_UPCAST) -> list[tuple[str, Plan]]:
   """(name, build) for every way to optimize the kernel: scalar copies per upcast, lanes along each output dim that
   vectors fit, lanes along the reduction. A build returns (kernel, global ranges), or None where the plan can't apply."""
-  nid = max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
+  nid = _next_range_id(sink)
   if not any(u.op is Ops.REDUCE for u in sink.toposort()): return []  # elementwise: the C compiler vectorizes these itself
   ups = choose_upcasts(sink, granges, budget=max_upcast, first=tuple(f for f in (16, 8, 4) if f <= max_upcast), rest=tuple(f for f in (8, 4) if f <= max_upcast))
   def scalar() -> tuple[UOp, list[UOp]]:
@@ -101,7 +103,7 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool, max_upcast: int
       if g.src[0].arg % 8 or not g.src[0].arg: continue
       tiles = {tile: _output_tile(sink, granges, g, tile) for tile in TILES}
       out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile))
-              for tile, ups in tiles.items() if tile == "tall" or ups != tiles["tall"]]  # a square tile that is the tall one is built once
+              for tile, tile_ups in tiles.items() if tile == "tall" or tile_ups != tiles["tall"]]  # a square tile that is the tall one is built once
     # two dims too short for vectors alone (a 4x4 image) may fit one as a pair
     out += [(f"lanes along output dims {k} and {k + 1}", functools.partial(_vector_over_pair, sink, granges, k, nid)) for k in range(len(granges) - 1)
             if 2 <= granges[k + 1].src[0].arg < 8 and granges[k].src[0].arg >= 2 and granges[k].src[0].arg * granges[k + 1].src[0].arg % 8 == 0]

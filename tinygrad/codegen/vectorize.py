@@ -24,7 +24,7 @@ def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
   if len(with_v) == 1 and (t := with_v[0]) is V:
     return functools.reduce(lambda a, b: a + b, others) if (others := [x for x in ts if x is not V]) else UOp.const(dtypes.int32, 0)
   if len(with_v) == 1 and t.op is Ops.MUL and t.src[0] is V and t.src[1].op is Ops.CONST: return None
-  with untraced_rewrites():  # otherwise (divisions, mods) compare lanes after simplification  # a test, not a step of the kernel's rewrite
+  with untraced_rewrites():  # otherwise (divisions, mods) compare lanes after simplification, as a test: no trace step
     def at(k: int) -> UOp: return graph_rewrite(_lane(idx, V, k), symbolic)
     b_terms, b_const = _canon(base := at(0))
     for k in (1, width // 2, width - 1):

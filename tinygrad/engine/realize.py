@@ -38,10 +38,10 @@ def get_program(ast: UOp, device: str) -> Program:
   if (p := _programs.get(key)) is not None: return p
   name = _unique_name(kernel_name(ast), ast)
   st = perf_ns()
-  with track_context("kernel", name) as tc:
-    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU", max_upcast=getattr(Device.renderer(device), "max_upcast", 128))
-    p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   renderer = Device.renderer(device)  # the device itself opens only to compile: CUDA source renders without a GPU
+  with track_context("kernel", name) as tc:
+    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU", max_upcast=renderer.max_upcast)
+    p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)
   # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
   # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled. (A GPU kernel's

@@ -7,7 +7,7 @@ a repeat is a "(cached)" span on the timeline."""
 from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 from tinygrad.helpers import getenv
 from tinygrad.uop.ops import UOp, Ops
 from tinygrad.engine.schedule import ScheduleItem, create_schedule, new_buffer, view_of, alias_buffer
@@ -92,10 +92,13 @@ def store(key: UOp | None, leaves: list[UOp], targets: list[UOp], items: list[Sc
   _cache[key] = tpl
   if len(_cache) > CACHE_SIZE: _cache.popitem(last=False)
 
-def cached_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  """create_schedule, served from the cache when this graph (up to which buffers it reads) was scheduled before."""
+Schedule = tuple[list[ScheduleItem], dict[UOp, UOp]]
+
+def cached_schedule(targets: list[UOp], make: Callable[[list[UOp]], Schedule] = create_schedule) -> tuple[list[ScheduleItem], dict[UOp, UOp], bool]:
+  """make(targets) (create_schedule), served from the cache when this graph (up to which buffers it reads) was
+  scheduled before; the last value says whether it was."""
   key, leaves, hit = lookup(targets)
-  if hit is not None: return hit
-  items, becomes = create_schedule(targets)
+  if hit is not None: return *hit, True
+  items, becomes = make(targets)
   store(key, leaves, targets, items, becomes)
-  return items, becomes
+  return items, becomes, False

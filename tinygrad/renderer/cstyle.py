@@ -6,6 +6,7 @@ from typing import Callable
 from tinygrad.dtype import DType, dtypes
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.codegen.linearize import Program
+from tinygrad.codegen.upcast import MAX_UPCAST
 
 def _fn(name: str) -> Callable[[DType, list[str]], str]:
   def f(dt: DType, a: list[str]) -> str:
@@ -44,6 +45,7 @@ class CStyleRenderer:
   kernel_prefix = "void"
   buffer_qualifier = "restrict"
   code_for_op = code_for_op  # a subclass may respell ops (CUDA: half arithmetic)
+  max_upcast = MAX_UPCAST  # copies of a loop body the optimizer may make (GPU renderers want fewer)
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
   parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
   def param(self, p: UOp, written: bool) -> str:
