@@ -1,6 +1,6 @@
 """Small shared helpers: env vars (the engine's UI), math on shapes, timing."""
 from __future__ import annotations
-import os, functools, time
+import os, functools, pathlib, time
 from typing import Iterable, TypeVar, Any
 T = TypeVar("T")
 
@@ -82,3 +82,7 @@ def profile_marker(name: str) -> None:
   """A vertical line on the timeline (with VIZ or PROFILE set; free otherwise)."""
   from tinygrad import tracing
   if (t := tracing.tracer) is not None: t.marker(name, perf_ns())
+
+def cache_dir(kind: str) -> pathlib.Path:
+  """Where compiled kernels of one kind live on disk (`cpu`, `cuda`, `plans`): TINYVIZ_CACHE, else ~/.cache/tinyviz."""
+  return pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / kind

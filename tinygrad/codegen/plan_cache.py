@@ -1,11 +1,12 @@
 """Which plan each kernel chose, kept on disk so the next process builds only that one."""
 from __future__ import annotations
 import hashlib, os, pathlib
+from tinygrad.helpers import cache_dir
 from tinygrad.uop.ops import UOp
 
 # like tinygrad's BEAM cache; bump PLAN_VERSION when plans or the cost model change
 PLAN_VERSION = "1"
-def plan_dir() -> pathlib.Path: return pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / "plans"
+def plan_dir() -> pathlib.Path: return cache_dir("plans")
 
 def plan_key(sink: UOp, vector: bool, max_upcast: int) -> str:
   """A name for the kernel that is the same in every process: its nodes in order, each with its sources' positions."""

@@ -4,8 +4,9 @@ the nvcc binary, NVRTC_LIB the library."""
 from __future__ import annotations
 import ctypes, ctypes.util, functools, glob, hashlib, os, pathlib, shutil, subprocess, sys, tempfile
 from typing import Any
+from tinygrad.helpers import cache_dir
 
-CACHE_DIR = pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / "cuda"
+CACHE_DIR = cache_dir("cuda")
 DEFAULT_ARCH = "compute_80"  # for compiling with no GPU to ask (tests): Ampere, which every nvcc from CUDA 11 to 13 targets
 
 class CUDACompileError(RuntimeError): pass

@@ -5,12 +5,13 @@ import ctypes, functools, hashlib, os, pathlib, shutil, subprocess, tempfile, ti
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer, PRELUDE
 from tinygrad.device import Buffer
+from tinygrad.helpers import cache_dir
 
 # OpenMP threads that spin between parallel kernels steal the core the serial kernels run on (measured: a digits
 # training step 2.4x slower); passive waiting costs only a wake-up per parallel kernel. Read when libgomp loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-CACHE_DIR = pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / "cpu"
+CACHE_DIR = cache_dir("cpu")
 CFLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-fopenmp", "-fwrapv", "-fno-math-errno"]
 
 class CompileError(RuntimeError): pass
