@@ -17,7 +17,7 @@ rng = np.random.default_rng(0)
 def T(*shape): return Tensor(rng.standard_normal(shape, dtype=np.float32)).realize()
 
 def _cases():
-  a, b, bt = T(32, 48), T(48, 40), T(40, 48)
+  a, b, bt, c, m = T(32, 48), T(48, 40), T(40, 48), T(40), T(32, 40)
   x, w, g, g4 = T(4, 3, 8, 8), T(16, 3, 3, 3), T(4, 16, 8, 8), T(4, 16, 4, 4)
   xp = Tensor(np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))).realize()
   return {
@@ -33,6 +33,16 @@ def _cases():
     # a convolution's input gradient on a 4x4 image: y and x are too short for vectors alone, not as a pair
     "outer product over a 4x4 image": (lambda: (g4.reshape(4, 16, 1, 4, 4, 1, 1) * w.reshape(1, 16, 3, 1, 1, 3, 3)).sum(1),
                                        lambda: np.einsum("bkyx,kcij->bcyxij", g4.numpy(), w.numpy())),
+    # selects after the reduction (a Linear layer with ReLU; its backward's mask; a max with a per-column bound): vector
+    # compares give lane masks, WHEREs and MAXes blend by them
+    "matmul with bias and relu": (lambda: (a @ b + c).relu(), lambda: np.maximum(a.numpy() @ b.numpy() + c.numpy(), 0)),
+    "relu mask of a matmul": (lambda: ((a @ b) > 0).where(m, 0), lambda: np.where(a.numpy() @ b.numpy() > 0, m.numpy(), 0)),
+    "matmul, maximum with a row": (lambda: (a @ b).maximum(c), lambda: np.maximum(a.numpy() @ b.numpy(), c.numpy())),
+    # a per-lane gate (an index comparison) used as a select's condition
+    "matmul masked below the diagonal": (lambda: (Tensor.arange(32).reshape(32, 1) >= Tensor.arange(40).reshape(1, 40)).where(a @ b, -1.0),
+                                         lambda: np.where(np.tril(np.ones((32, 40))) > 0, a.numpy() @ b.numpy(), -1.0)),
+    "max over a middle axis": (lambda: g.max(1), lambda: g.numpy().max(1)),
+    "max over the last axis": (lambda: g.max(3), lambda: g.numpy().max(3)),
     # exp has no vector form here: every vector plan declines, the scalar plan runs
     "reduction of a non-vector op": (lambda: (a.reshape(32, 1, 48) - bt.reshape(1, 40, 48)).exp().sum(2),
                                      lambda: np.exp(a.numpy()[:, None] - bt.numpy()[None]).sum(2)),
@@ -44,6 +54,8 @@ def _np_windows(xp):
 def _np_conv(x, w): return np.einsum("bcyxij,kcij->bkyx", _np_windows(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))), w)
 
 CASES = _cases()
+# kernels with a select or a max after (or as) the reduction that must still get lanes along an output dim
+OUTPUT_LANES = {"matmul with bias and relu", "relu mask of a matmul", "matmul, maximum with a row", "matmul masked below the diagonal", "max over a middle axis"}
 
 @pytest.fixture
 def fresh_choices(tmp_path, monkeypatch):
@@ -66,7 +78,7 @@ def test_every_plan_matches_numpy(case):
   sink, granges = lower_kernel(ast)
   plans = candidate_plans(sink, granges, vector=True)
   assert len(plans) >= 3, "a reduction kernel should have scalar and vector plans"
-  dev, expected, ran = Device["CPU"], ref(), 0
+  dev, expected, ran, built = Device["CPU"], ref(), 0, []
   for k, (name, plan) in enumerate(plans):
     if (res := plan()) is None: continue
     p = linearize(res[0], res[1], f"test_plan_{k}", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
@@ -77,7 +89,9 @@ def test_every_plan_matches_numpy(case):
     got = np.frombuffer(out.copyout(), dtype=np.float32).reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=f"plan {name!r}:\n{p.src}")
     ran += 1
+    built.append(name)
   assert ran >= (1 if "non-vector" in case else 2)
+  if case in OUTPUT_LANES: assert any("output dim" in n for n in built), built
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices):
@@ -94,6 +108,9 @@ def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices
   x, w = T(8, 8, 8, 8), T(16, 8, 3, 3)
   s = src(x.conv2d(w, padding=1))  # the last kernel of its schedule is the convolution
   assert "floatx" in s and "?" not in s, s
+  # a Linear layer with ReLU keeps its output lanes: the ReLU is a vector compare and a blend, not a lane-by-lane select
+  s = src((T(64, 96) @ T(96, 128) + T(128)).relu())
+  assert "floatx16 acc0" in s and "__builtin_memcpy(data0" in s and "boolx16" in s and "?" not in s, s
   # a per-channel sum over batch, y and x: one vector accumulator over the merged y*x loop
   s = src(T(32, 16, 8, 8).sum((0, 2, 3)))
   assert "floatx16 acc0" in s and s.count("for (") == 3, s

@@ -7,7 +7,8 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites
 from tinygrad.uop.symbolic import symbolic, _terms
 
-VEC_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV}
+VEC_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV, Ops.MAX, Ops.WHERE}
+VEC_CMP = {Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ}  # on float vectors: a lane mask (all bits set where true) for WHERE
 
 def _canon(u: UOp) -> tuple:
   """A sum as (its non-constant terms, in any order, and its constant)."""
@@ -35,8 +36,9 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) ->
   """The kernel with every value that depends on the vector range V as one vector of `width` lanes: loads and stores
   at base + V become single vector loads and stores; other loads (strided, or gated per lane) are gathered and other
   stores scattered lane by lane. reduce_range: V is the lane of that reduce range (split by split_reduce), so each
-  sum over it ends with a sum of its lanes. None when some node can't be a vector (then the caller copies the body
-  per lane instead). Only float arithmetic and sum/product reductions are vectorized."""
+  sum over it ends with a sum (or max) of its lanes. None when some node can't be a vector (then the caller copies
+  the body per lane instead). Only float arithmetic, comparisons and selects (a ReLU), and sum/product/max reductions
+  are vectorized."""
   topo = sink.toposort()
   dep: dict[UOp, bool] = {}
   users: dict[UOp, list[UOp]] = {}
@@ -52,17 +54,21 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) ->
     return y
   for u in topo:
     if u.op is Ops.REDUCE and reduce_range in u.src[1:]:
-      if u.arg is not Ops.ADD or u.dtype != dtypes.float32 or not dep[u.src[0]]: return None
+      if u.arg not in (Ops.ADD, Ops.MAX) or u.dtype != dtypes.float32 or not dep[u.src[0]]: return None
       acc = UOp(Ops.REDUCE, u.dtype.vec(width), (new[u.src[0]], *u.src[1:]), u.arg)
       lanes = [UOp(Ops.GEP, u.dtype, (acc,), k) for k in range(width)]
-      while len(lanes) > 1: lanes = [lanes[i] + lanes[i + 1] for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
+      while len(lanes) > 1: lanes = [UOp(u.arg, u.dtype, (lanes[i], lanes[i + 1])) for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
       new[u] = lanes[0]; continue
     if u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg); continue
     if not dep[u]: new[u] = u.replace(src=tuple(new[s] for s in u.src)) if u.src else u; continue
     if u is V: continue
-    if u.dtype in dtypes.ints or u.dtype == dtypes.bool:  # index arithmetic and gates: may only feed load/store addresses
-      if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.dtype in dtypes.ints or c.dtype == dtypes.bool
-                 for c in users.get(u, [])): return None
+    if u.op in VEC_CMP and u.src[0].dtype == dtypes.float32:
+      new[u] = UOp(u.op, dtypes.bool.vec(width), tuple(new[s] for s in u.src)); continue
+    if u.dtype in dtypes.ints or u.dtype == dtypes.bool:  # index arithmetic and gates: may only feed addresses and selects
+      if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.src[0] is u if c.op is Ops.WHERE
+                 else c.dtype in dtypes.ints or c.dtype == dtypes.bool for c in users.get(u, [])): return None
+      if u.dtype == dtypes.bool and any(c.op is Ops.WHERE for c in users.get(u, [])):  # a gate per lane, as a lane mask
+        new[u] = UOp(Ops.VECTORIZE, dtypes.bool.vec(width), tuple(lane(u, k) for k in range(width)))
       continue
     if u.op is Ops.LOAD:
       if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
@@ -76,7 +82,7 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) ->
       else: return None
     elif u.op in VEC_ALU and u.dtype == dtypes.float32:
       new[u] = UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
-    elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL) and u.dtype == dtypes.float32 and reduce_range is None:
+    elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL, Ops.MAX) and u.dtype == dtypes.float32 and reduce_range is None:
       new[u] = UOp(Ops.REDUCE, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
     else: return None
   return new[sink]

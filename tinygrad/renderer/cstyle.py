@@ -15,16 +15,25 @@ def _fn(name: str) -> Callable[[DType, list[str]], str]:
     return f"{name}f({a[0]})"
   return f
 
+def _select(dt: DType, mask: str, a: str, b: str) -> str:
+  """Lane by lane `mask ? a : b` on vectors (GCC's C has no ?: on them): a mask lane is all ones or all zeros, and
+  casting a vector to another of the same size keeps its bits."""
+  m = dtypes.bool.vec(dt.count).cname
+  return f"(({dt.cname})((({m}){a}&{mask})|(({m}){b}&~{mask})))"
+
+def _max(dt: DType, a: list[str]) -> str:
+  return _select(dt, f"({a[0]}<{a[1]})", a[1], a[0]) if dt.count > 1 else f"(({a[0]}<{a[1]})?{a[1]}:{a[0]})"
+
 code_for_op: dict[Ops, Callable[[DType, list[str]], str]] = {
   Ops.EXP2: _fn("exp2"), Ops.LOG2: _fn("log2"), Ops.SIN: _fn("sin"), Ops.SQRT: _fn("sqrt"), Ops.TRUNC: _fn("trunc"),
   Ops.RECIP: lambda dt, a: f"(1/{a[0]})", Ops.NEG: lambda dt, a: f"(!{a[0]})" if dt == dtypes.bool else f"(-{a[0]})",
   Ops.ADD: lambda dt, a: f"({a[0]}+{a[1]})", Ops.SUB: lambda dt, a: f"({a[0]}-{a[1]})", Ops.MUL: lambda dt, a: f"({a[0]}*{a[1]})",
   Ops.FDIV: lambda dt, a: f"({a[0]}/{a[1]})", Ops.IDIV: lambda dt, a: f"({a[0]}/{a[1]})", Ops.MOD: lambda dt, a: f"({a[0]}%{a[1]})",
-  Ops.MAX: lambda dt, a: f"(({a[0]}<{a[1]})?{a[1]}:{a[0]})", Ops.POW: lambda dt, a: f"pow{'' if dt == dtypes.float64 else 'f'}({a[0]},{a[1]})",
+  Ops.MAX: _max, Ops.POW: lambda dt, a: f"pow{'' if dt == dtypes.float64 else 'f'}({a[0]},{a[1]})",
   Ops.CMPLT: lambda dt, a: f"({a[0]}<{a[1]})", Ops.CMPNE: lambda dt, a: f"({a[0]}!={a[1]})", Ops.CMPEQ: lambda dt, a: f"({a[0]}=={a[1]})",
   Ops.AND: lambda dt, a: f"({a[0]}&{a[1]})", Ops.OR: lambda dt, a: f"({a[0]}|{a[1]})", Ops.XOR: lambda dt, a: f"({a[0]}^{a[1]})",
   Ops.SHL: lambda dt, a: f"({a[0]}<<{a[1]})", Ops.SHR: lambda dt, a: f"({a[0]}>>{a[1]})",
-  Ops.WHERE: lambda dt, a: f"({a[0]}?{a[1]}:{a[2]})", Ops.MULACC: lambda dt, a: f"(({a[0]}*{a[1]})+{a[2]})",
+  Ops.WHERE: lambda dt, a: f"({a[0]}?{a[1]}:{a[2]})",Ops.MULACC: lambda dt, a: f"(({a[0]}*{a[1]})+{a[2]})",
 }
 
 def render_const(v, dt: DType) -> str:
@@ -40,6 +49,8 @@ def render_const(v, dt: DType) -> str:
   if dt == dtypes.uint32: return f"{v}u"
   if dt == dtypes.int32 and v == dtypes.min(dt): return "(-2147483647-1)"
   return str(v)
+
+VEC_SELECT = {Ops.MAX, Ops.WHERE, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ}
 
 class CStyleRenderer:
   kernel_prefix = "void"
@@ -110,19 +121,25 @@ class CStyleRenderer:
       if op is Ops.STORE: emit(f"{r[u.src[0]]}[{r[u.src[1]]}] = {r[u.src[2]]};"); continue
       if op is Ops.CAST: expr = f"(({dt.cname})({r[u.src[0]]}))"
       elif op is Ops.GEP: expr = f"{r[u.src[0]]}[{u.arg}]"
-      elif op is Ops.VECTORIZE: expr = f"(({dt.cname}){{{', '.join(r[s] for s in u.src)}}})"
+      elif op is Ops.VECTORIZE:  # a lane mask from scalar bools: true is all ones
+        expr = f"(({dt.cname}){{{', '.join(f'-{r[s]}' if dt.scalar == dtypes.bool else r[s] for s in u.src)}}})"
       elif op is Ops.BITCAST: expr = self.bitcast(dt, u.src[0].dtype, r[u.src[0]])
       elif op in GroupOp.ALU:
-        if op is Ops.MAX:  # its operands appear twice in the expression: name them, or nested maxes grow exponentially
+        spread = dt.count > 1 and op in VEC_SELECT  # scalar operands of a vector select or compare: one copy per lane
+        if op is Ops.MAX or spread:  # operands that appear twice in the expression: name them, or nested maxes grow exponentially
           for s in u.src:
             if s in inlined: inlined.discard(s); nm = name("alu"); emit(f"{s.dtype.cname} {nm} = {r[s]};"); r[s] = nm
-        expr = self.code_for_op[op](dt, [r[s] for s in u.src])
+        args = [f"(({s.dtype.vec(dt.count).cname}){{{', '.join([r[s]] * dt.count)}}})" if spread and s.dtype.count == 1 and s.dtype != dtypes.bool
+                else r[s] for s in u.src]
+        expr = _select(dt, *args) if op is Ops.WHERE and u.src[0].dtype.count > 1 else self.code_for_op[op](dt, args)
       else: raise NotImplementedError(f"the C renderer has no rule for {op}")
       if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; inlined.add(u)  # used once: inline it
       else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")
     params = ", ".join(self.param(pp, pp in written) for pp in p.params)
-    vec_types = sorted({u.dtype.cname: u.dtype for u in uops if u.dtype.count > 1}.values(), key=lambda d: d.name)
-    typedefs = "".join(f"typedef {d.scalar.cname} {d.cname} __attribute__((vector_size({d.itemsize})));\n" for d in vec_types)  # type: ignore[union-attr]
+    # each float vector type and its lane mask type (int lanes of the same size: what GCC's vector compares return)
+    vec_types = sorted({d.cname: d for u in uops if u.dtype.count > 1 for d in (u.dtype, dtypes.bool.vec(u.dtype.count))}.values(), key=lambda d: d.name)
+    typedefs = "".join(f"typedef {'int' if d.scalar == dtypes.bool else d.scalar.cname} {d.cname} __attribute__((vector_size({4 * d.count if d.scalar == dtypes.bool else d.itemsize})));\n"  # type: ignore[union-attr]
+                       for d in vec_types)
     return typedefs + f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
