@@ -44,19 +44,42 @@ def test_debug2_prints_one_line_per_kernel_and_debug4_the_source():
 def test_new_kernels_of_a_schedule_compile_in_one_call(tmp_path, monkeypatch):
   monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
   calls = []
-  real = ops_cpu.compile_c
-  monkeypatch.setattr(ops_cpu, "compile_c", lambda src: calls.append(src) or real(src))
+  real = ops_cpu.compile_many
+  monkeypatch.setattr(ops_cpu, "compile_many", lambda srcs: calls.append(srcs) or real(srcs))
   a = Tensor.rand(5, 7, device="CPU").realize()
   calls.clear()
   libs_before = set(tmp_path.glob("*.so"))
   b = (a * 3.5 - 1.25)
-  c = (b.max(1, keepdim=True) + b).sum(0)  # two kernels (the max, then the sum), both new
+  c = (b.max(1, keepdim=True) + b).sum(0)  # two kernels (the max, then the sum), both new: too few to split
   c.realize()
-  assert len(calls) == 1 and calls[0].count("void r_") == 2
+  assert len(calls) == 1 and len(calls[0]) == 1 and calls[0][0].count("void r_") == 2
   assert len(set(tmp_path.glob("*.so")) - libs_before) == 1
   # a second process with the same kernels hits the disk cache: no new library
   code = "from tinygrad import Tensor; a = Tensor.rand(5, 7, device='CPU'); b = (a * 3.5 - 1.25); (b.max(1, keepdim=True) + b).sum(0).realize()"
   assert run_py(code, TINYVIZ_CACHE=str(tmp_path.parent / "x")).returncode == 0
+
+def test_many_new_kernels_compile_in_libraries_built_side_by_side(tmp_path, monkeypatch):
+  """A schedule with many new kernels is split among compiler processes (one per job), and every kernel still runs."""
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  monkeypatch.setattr(ops_cpu, "COMPILE_JOBS", 3)
+  calls = []
+  real = ops_cpu.compile_many
+  monkeypatch.setattr(ops_cpu, "compile_many", lambda srcs: calls.append(srcs) or real(srcs))
+  xs = [Tensor.rand(3, 5 + i, device="CPU").realize() for i in range(14)]
+  calls.clear()
+  outs = [(x * (i + 1)).sum(1) for i, x in enumerate(xs)]  # 14 different reduction kernels in one schedule
+  Tensor.realize_all(outs)
+  assert len(calls) == 1 and len(calls[0]) == 3, [len(c) for c in calls]
+  assert sum(src.count("void r_") for src in calls[0]) == 14
+  for i, (x, o) in enumerate(zip(xs, outs)): np.testing.assert_allclose(o.numpy(), x.numpy().sum(1) * (i + 1), rtol=1e-5)
+
+def test_split_sources_balances_by_length_and_keeps_order():
+  srcs = [f"k{i}" + "x" * (1000 if i == 0 else 10) for i in range(9)]
+  assert ops_cpu.split_sources(srcs, 2) == [srcs[:1], srcs[1:]]  # the long kernel alone, the short ones together
+  assert ops_cpu.split_sources(srcs, 8) == [srcs[:1], srcs[1:]]  # at most len // MIN_KERNELS_PER_LIB parts
+  assert ops_cpu.split_sources(srcs[:3], 4) == [srcs[:3]]
+  even = ["x" * 10] * 12
+  assert [len(c) for c in ops_cpu.split_sources(even, 3)] == [4, 4, 4]
 
 def test_compile_error_names_the_compiler_and_shows_source(tmp_path, monkeypatch):
   monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)

@@ -1,11 +1,11 @@
 """The CPU device: C source compiled by the system C compiler into a shared library (cached on disk by source hash),
-loaded with ctypes. One compiler call builds all new kernels of a schedule."""
+loaded with ctypes. The new kernels of a schedule are built by a few compiler calls running side by side."""
 from __future__ import annotations
 import ctypes, functools, hashlib, os, pathlib, shutil, subprocess, tempfile, time
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer, PRELUDE
 from tinygrad.device import Buffer
-from tinygrad.helpers import cache_dir
+from tinygrad.helpers import cache_dir, getenv
 
 # OpenMP threads that spin between parallel kernels steal the core the serial kernels run on (measured: a digits
 # training step 2.4x slower); passive waiting costs only a wake-up per parallel kernel. Read when libgomp loads.
@@ -13,6 +13,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 CACHE_DIR = cache_dir("cpu")
 CFLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-fopenmp", "-fwrapv", "-fno-math-errno"]
+
+# compiler processes for one schedule's new kernels: CPU_COMPILE_JOBS, else one per core this process may use
+COMPILE_JOBS = max(0, getenv("CPU_COMPILE_JOBS", 0)) or len(os.sched_getaffinity(0))
+MIN_KERNELS_PER_LIB = 4
 
 class CompileError(RuntimeError): pass
 
@@ -22,20 +26,47 @@ def find_compiler() -> str:
     raise CompileError(f"no C compiler found{f' (CC={cc!r} is not on PATH)' if cc else ''}: install gcc or clang, set CC, or use DEV=PYTHON")
   return cc
 
-def compile_c(src: str) -> pathlib.Path:
-  """Compile C source to a shared library; the library is cached on disk under the hash of source and flags."""
+def _lib_path(cc: str, src: str) -> pathlib.Path:
+  return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(CFLAGS) + chr(0) + src).encode()).hexdigest()[:32]}.so"
+
+def compile_many(srcs: list[str]) -> list[pathlib.Path]:
+  """Compile each C source to a shared library, the compilers running side by side; libraries are cached on disk
+  under the hash of source and flags."""
   cc = find_compiler()
-  key = hashlib.sha256((cc + " ".join(CFLAGS) + "\0" + src).encode()).hexdigest()[:32]
-  out = CACHE_DIR / f"{key}.so"
-  if out.exists(): return out
+  outs = [_lib_path(cc, src) for src in srcs]
+  todo = [(src, out) for src, out in dict(zip(srcs, outs)).items() if not out.exists()]
+  if not todo: return outs
   CACHE_DIR.mkdir(parents=True, exist_ok=True)
-  with tempfile.NamedTemporaryFile(dir=CACHE_DIR, suffix=".so.tmp", delete=False) as tmp: tmp_path = tmp.name
+  running = []
   try:
-    res = subprocess.run([cc, *CFLAGS, "-x", "c", "-", "-o", tmp_path, "-lm"], input=src.encode(), capture_output=True)
-    if res.returncode != 0: raise CompileError(f"{cc} failed to compile a kernel:\n{res.stderr.decode(errors='replace')}\n--- source ---\n{src}")
-    os.replace(tmp_path, out)  # atomic: a parallel process never loads half a library
+    for src, out in todo:
+      with tempfile.NamedTemporaryFile(dir=CACHE_DIR, suffix=".so.tmp", delete=False) as tmp: tmp_path = tmp.name
+      with tempfile.TemporaryFile() as f:  # the source through a file: a pipe's writer would wait for each reader in turn
+        f.write(src.encode()); f.seek(0)
+        proc = subprocess.Popen([cc, *CFLAGS, "-x", "c", "-", "-o", tmp_path, "-lm"], stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+      running.append((proc, src, out, tmp_path))
+    for proc, src, out, tmp_path in running:
+      _, err = proc.communicate()
+      if proc.returncode != 0: raise CompileError(f"{cc} failed to compile a kernel:\n{err.decode(errors='replace')}\n--- source ---\n{src}")
+      os.replace(tmp_path, out)  # atomic: a parallel process never loads half a library
   finally:
-    if os.path.exists(tmp_path): os.unlink(tmp_path)
+    for proc, _, _, tmp_path in running:
+      if proc.poll() is None: proc.kill(); proc.wait()
+      if os.path.exists(tmp_path): os.unlink(tmp_path)
+  return outs
+
+def compile_c(src: str) -> pathlib.Path:
+  """Compile C source to a shared library (cached on disk)."""
+  return compile_many([src])[0]
+
+def split_sources(srcs: list[str], parts: int) -> list[list[str]]:
+  """Consecutive runs of kernels of about equal total length, one per compiler process (at most `parts`; at least
+  MIN_KERNELS_PER_LIB each, as starting a compiler costs about as much as compiling a few small kernels)."""
+  parts = max(1, min(parts, len(srcs) // MIN_KERNELS_PER_LIB))
+  total, out, size = sum(map(len, srcs)), [[]], 0
+  for s in srcs:
+    if out[-1] and size >= total * len(out) / parts: out.append([])
+    out[-1].append(s); size += len(s)
   return out
 
 @functools.cache
@@ -47,14 +78,16 @@ class CPUDevice:
   renderer = CStyleRenderer()
   def __init__(self, name: str): self.name = name
   def compile(self, progs: list[Program]) -> float:
-    """Render, compile in one call and bind every program not yet compiled; returns the compile time in seconds."""
+    """Compile and bind every program not yet compiled, in a few libraries built side by side (one compiler call per
+    core); returns the compile time in seconds."""
     todo = [p for p in progs if getattr(p, "fxn", None) is None]
     if not todo: return 0.0
     st = time.perf_counter()
-    srcs = dict.fromkeys(p.src for p in todo)
-    lib = ctypes.CDLL(str(compile_c(PRELUDE + "\n\n".join(srcs))))
+    chunks = split_sources(list(dict.fromkeys(p.src for p in todo)), COMPILE_JOBS)
+    libs = [ctypes.CDLL(str(path)) for path in compile_many([PRELUDE + "\n\n".join(c) for c in chunks])]
+    lib_of = {src: lib for c, lib in zip(chunks, libs) for src in c}
     for p in todo:
-      fxn = getattr(lib, p.name)
+      fxn = getattr(lib_of[p.src], p.name)
       fxn.argtypes, fxn.restype = [ctypes.c_void_p] * len(p.params), None
       p.fxn = fxn  # type: ignore[attr-defined]
     return time.perf_counter() - st
