@@ -326,16 +326,22 @@ class PatternMatcher:
   and returns a replacement UOp or None. Matchers combine with `+`."""
   def __init__(self, patterns: list[tuple[UPat, Callable]]):
     self.patterns = list(patterns)
-    self.pdict: dict[Ops, list[tuple[UPat, Callable, bool]]] = {}
+    self.pdict: dict[Ops, list[tuple[UPat, Callable, bool, frozenset[Ops]]]] = {}
     for p, fn in self.patterns:
       has_ctx = "ctx" in inspect.signature(fn).parameters
-      for op in (p.op if p.op is not None else tuple(Ops)): self.pdict.setdefault(op, []).append((p, fn, has_ctx))
+      # the ops a node's sources must include for p to match: most patterns are rejected by this set test alone
+      needs = frozenset(sp.op[0] for sp in p._variants[0] if sp.op is not None and len(sp.op) == 1) if p._variants else frozenset()
+      for op in (p.op if p.op is not None else tuple(Ops)): self.pdict.setdefault(op, []).append((p, fn, has_ctx, needs))
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
   def rewrite(self, u: UOp, ctx: Any = None) -> UOp | None:
     r = self.rewrite_pat(u, ctx)
     return None if r is None else r[0]
   def rewrite_pat(self, u: UOp, ctx: Any = None) -> tuple[UOp, UPat] | None:
-    for p, fn, has_ctx in self.pdict.get(u.op, ()):
+    src_ops: set[Ops] | None = None
+    for p, fn, has_ctx, needs in self.pdict.get(u.op, ()):
+      if needs:
+        if src_ops is None: src_ops = {s.op for s in u.src}
+        if not needs <= src_ops: continue
       for m in p.match(u, {}):
         ret = fn(ctx=ctx, **m) if has_ctx else fn(**m)
         if ret is not None and ret is not u: return ret, p
