@@ -7,6 +7,9 @@ from tinygrad.tensor import Tensor
 from tinygrad.engine.jit import TinyJit
 from tinygrad import nn
 from tinygrad.uop.ops import UOp, Ops
+# a symbolic int (a DEFINE_VAR UOp) for index math: vmin/vmax and simplification work; tensors of symbolic shape
+# and .bind() (tinygrad's BIND op) do not exist here
+Variable = UOp.variable
 
 # the one hook: with VIZ or PROFILE set, the profiler's recorder is installed (it costs nothing otherwise);
 # VIZ=1 also streams it to the viz server (started or joined in the background); VIZ=-1 and PROFILE=1 only write the file

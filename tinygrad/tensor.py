@@ -11,6 +11,7 @@ from tinygrad.device import Device, Buffer, buffers
 from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_schedule
 from tinygrad.engine.schedule_cache import cached_schedule
 from tinygrad.engine.realize import run_schedule, buffer_for
+from tinygrad.tensor_ops_index import IndexOps
 
 def _shape_of(data: Any) -> tuple[int, ...]:
   if not isinstance(data, (list, tuple)): return ()
@@ -73,7 +74,7 @@ def _tensor_call(fn):
   wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = name, fn.__doc__, fn  # type: ignore[attr-defined]
   return wrapper
 
-class Tensor:  # noqa: PLW1641
+class Tensor(IndexOps):  # noqa: PLW1641
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
   __slots__ = ("uop", "_requires_grad", "grad", "_lazy", "__weakref__")
   training: bool = False
@@ -318,6 +319,32 @@ class Tensor:  # noqa: PLW1641
     s = Tensor._shape_arg(shape)
     bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(s[1:]))
     return Tensor.uniform(*s, low=-bound, high=bound, **kw)
+  @staticmethod
+  def kaiming_normal(*shape, a: float = 0.01, **kw) -> Tensor:
+    s = Tensor._shape_arg(shape)
+    return Tensor.normal(*s, mean=0.0, std=math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(s[1:])), **kw)
+  @staticmethod
+  def linspace(start, stop, steps: int, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+    """`steps` evenly spaced values from start to stop, both included."""
+    if steps < 0: raise ValueError(f"linspace needs a non-negative number of steps, got {steps}")
+    dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
+    if dt == dtypes.bool: raise ValueError("linspace with a bool dtype is not supported")
+    if steps == 1: return Tensor.full((1,), start, dt, device, **kw)
+    return Tensor((start + Tensor.arange(steps, device=device) * ((stop - start) / (steps - 1))).cast(dt).uop, **kw)
+  @staticmethod
+  def randperm(n: int, device: str | None = None, dtype: DType | str = dtypes.int32, **kw) -> Tensor:
+    """A random permutation of 0..n-1 (the order that sorts n uniform draws)."""
+    return Tensor(Tensor.rand(n, device=device).argsort().cast(to_dtype(dtype)).uop, **kw)
+  def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
+    """Indices drawn with probability proportional to self's last dim (1-d: one distribution, 2-d: one per row)."""
+    if not 1 <= self.ndim <= 2 or num_samples < 1: raise ValueError(f"multinomial needs 1-d or 2-d weights and num_samples >= 1, got {self.shape} and {num_samples}")
+    if not replacement and num_samples != 1: raise NotImplementedError("multinomial without replacement supports num_samples=1 only")
+    w = self.unsqueeze(0) if self.ndim == 1 else self
+    cw = w.float().cumsum(1)
+    cdf = cw / cw[:, -1:]
+    # a uniform draw picks the first category whose cdf exceeds it: count the cdf entries at or below it
+    idx = (Tensor.rand(num_samples, w.shape[0], 1, device=self.device) >= cdf.unsqueeze(0)).sum(2).permute(1, 0)
+    return (idx.squeeze(0) if self.ndim == 1 else idx).cast(dtypes.int32)
   def full_like(self, fill_value, dtype=None, device=None, **kw) -> Tensor:
     return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device, **kw)
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
@@ -388,6 +415,8 @@ class Tensor:  # noqa: PLW1641
     return self.permute(order)
   @property
   def T(self) -> Tensor: return self.transpose()
+  @property
+  def mT(self) -> Tensor: return self.transpose(-2, -1)
   def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if self.ndim == 0: return self.reshape(1)
     s, e = normalize_axis(start_dim, self.ndim), normalize_axis(end_dim, self.ndim)
@@ -595,6 +624,11 @@ class Tensor:  # noqa: PLW1641
     a, b = self._broadcasted(y, reverse)
     if not (dtypes.is_int(a.dtype) or a.dtype == dtypes.bool): raise TypeError(f"bitwise ops need integer or bool tensors, got {a.dtype}")
     return a._alu(op, b)
+  def bitwise_and(self, y, reverse=False) -> Tensor: return self._bitwise(Ops.AND, y, reverse)
+  def bitwise_or(self, y, reverse=False) -> Tensor: return self._bitwise(Ops.OR, y, reverse)
+  def bitwise_xor(self, y, reverse=False) -> Tensor: return self._bitwise(Ops.XOR, y, reverse)
+  xor = bitwise_xor
+  def bitwise_not(self) -> Tensor: return ~self
   def lshift(self, y) -> Tensor: return self._bitwise(Ops.SHL, y)
   def rshift(self, y) -> Tensor: return self._bitwise(Ops.SHR, y)
   __add__ = lambda self, y: self.add(y); __radd__ = lambda self, y: self.add(y, True)
@@ -670,6 +704,12 @@ class Tensor:  # noqa: PLW1641
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
   def isnan(self) -> Tensor: return self != self
   def isinf(self) -> Tensor: return (self == math.inf) | (self == -math.inf)
+  def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
+  def softsign(self) -> Tensor: return self / (1 + self.abs())
+  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+  def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
+  def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).detach().where(self, alpha * (self.exp() - 1))
 
   # ----- reductions
   def _axes(self, axis) -> tuple[int, ...]:
@@ -711,6 +751,10 @@ class Tensor:  # noqa: PLW1641
     sq = (self - self.mean(axis, keepdim=True)).square().sum(axis, keepdim)
     return sq / max(0, n - correction)
   def std(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
+  def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+    return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+  def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+    return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
   def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
     m = self.max(axis, keepdim=True)
     out = (self - m).exp().sum(axis, keepdim=True).log() + m
@@ -756,6 +800,44 @@ class Tensor:  # noqa: PLW1641
   def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
     return x + bias if bias is not None else x
+  @staticmethod
+  def einsum(formula: str, *operands, dtype: DType | str | None = None) -> Tensor:
+    """Sum of products over the subscripts in `formula` ('ij,jk->ik'; '...' broadcasts; no '->' keeps the letters
+    named once, in alphabetical order). A letter twice in one operand takes its diagonal."""
+    xs = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else list(operands)
+    lhs, arrow, out = formula.replace(" ", "").partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(xs): raise ValueError(f"einsum: {formula!r} names {len(ins)} operands, got {len(xs)}")
+    if "..." in lhs:  # each broadcast dim gets a letter no formula uses
+      n_ell = max(t.ndim - len(s) + 3 for s, t in zip(ins, xs) if "..." in s)
+      ell = "".join(chr(0x3b1 + i) for i in range(n_ell))
+      ins = [s.replace("...", ell[n_ell - (t.ndim - len(s) + 3):]) for s, t in zip(ins, xs)]
+    else: ell = ""
+    if arrow: out = out.replace("...", ell)
+    else: out = ell + "".join(sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
+    if len(set(out)) != len(out): raise ValueError(f"einsum: output subscripts {out!r} repeat a letter")
+    sizes: dict[str, int] = {}
+    terms = []
+    for s, t in zip(ins, xs):
+      if len(s) != t.ndim: raise ValueError(f"einsum: subscripts {s!r} name {len(s)} dims, the operand has shape {t.shape}")
+      while (c := next((c for c in s if s.count(c) > 1), None)) is not None:  # diagonal: (..., n, n) -> (..., n*(n+1)) rows -> first column
+        a, b = s.index(c), s.index(c, s.index(c) + 1)
+        rest = [i for i in range(t.ndim) if i not in (a, b)]
+        n = t.shape[a]
+        t = t.permute(rest + [a, b]).flatten(-2).pad(tuple(None for _ in rest) + ((0, n),)).unflatten(-1, (n, n + 1))[..., 0]
+        s = "".join(s[i] for i in rest) + c
+      for c, n in zip(s, t.shape):
+        if sizes.get(c, n) not in (n, 1) and n != 1: raise ValueError(f"einsum: subscript {c!r} has sizes {sizes[c]} and {n}")
+        sizes[c] = max(sizes.get(c, 1), n)
+      terms.append((s, t))
+    if unknown := set(out) - set(sizes): raise ValueError(f"einsum: output subscripts {sorted(unknown)} are not in the inputs")
+    letters = list(out) + sorted(set(sizes) - set(out))
+    aligned = [t.permute([s.index(c) for c in letters if c in s]).reshape([t.shape[s.index(c)] if c in s else 1 for c in letters]) for s, t in terms]
+    prod_ = aligned[0]
+    for t in aligned[1:]: prod_ = prod_ * t
+    res = prod_._broadcast_to(tuple(sizes[c] for c in letters))
+    res = res.sum(tuple(range(len(out), len(letters)))) if len(letters) > len(out) else res
+    return res.cast(dtype) if dtype is not None else res
   def sequential(self, ll: list) -> Tensor:
     x = self
     for f in ll: x = f(x)
@@ -804,6 +886,27 @@ class Tensor:  # noqa: PLW1641
     Y = Y * (1 - label_smoothing) + label_smoothing / self.shape[-1]
     loss = -(self.log_softmax(-1) * Y).sum(-1)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+  def nll_loss(self, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of the classes Y, given log-probabilities self of shape (N, C, ...)."""
+    if reduction not in ("mean", "sum", "none"): raise ValueError(f"nll_loss: reduction must be mean, sum or none, got {reduction!r}")
+    if self.ndim < 2 or Y.shape != self.shape[:1] + self.shape[2:]: raise ValueError(f"nll_loss: targets of shape {Y.shape} don't match input {self.shape}")
+    C = self.shape[1]
+    onehot = Y.unsqueeze(1) == Tensor.arange(C, device=self.device).reshape((C,) + (1,) * (Y.ndim - 1))
+    w = Tensor.ones(*Y.shape, dtype=self.dtype, device=self.device) if weight is None else weight[Y].cast(self.dtype)
+    if ignore_index is not None: w = (Y != ignore_index).where(w, 0)
+    nll = -onehot.where(self, 0).sum(1) * w
+    return nll.sum() / w.sum() if reduction == "mean" else nll.sum() if reduction == "sum" else nll
+  def scaled_dot_product_attention(self, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                   is_causal: bool = False, enable_gqa: bool = False) -> Tensor:
+    """softmax(q @ k^T / sqrt(d) + mask) @ v. A bool mask keeps where True; dropout applies in training, as in tinygrad."""
+    if enable_gqa:  # each group of query heads shares one key/value head
+      key, value = (t.repeat_interleave(self.shape[-3] // t.shape[-3], dim=-3) for t in (key, value))
+    qk = self.matmul(key.transpose(-2, -1)) * (1 / math.sqrt(self.shape[-1]))
+    if is_causal:
+      if attn_mask is not None: raise RuntimeError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+      attn_mask = Tensor.ones(*qk.shape[-2:], dtype=dtypes.bool, device=self.device).tril()
+    if attn_mask is not None: qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask
+    return qk.softmax(-1).dropout(dropout_p) @ value
   def binary_crossentropy(self, Y: Tensor) -> Tensor: return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
   def binary_crossentropy_logits(self, Y: Tensor) -> Tensor: return (self.maximum(0) - Y * self + (1 + self.abs().neg().exp()).log()).mean()
   def dropout(self, p: float = 0.5) -> Tensor:
@@ -848,7 +951,15 @@ class Tensor:  # noqa: PLW1641
       x = x.transpose(ax, ax + 1)                           # (..., o, k, ...)
     # (..., oh, kh, ow, kw) -> (..., oh, ow, kh, kw)
     return x.permute(tuple(range(n_pre)) + (n_pre, n_pre + 2, n_pre + 1, n_pre + 3))
+  @staticmethod
+  def _as_2d(stride, dilation, padding, output_padding=0) -> tuple:
+    """1-d convolution arguments for the same convolution over a height of one."""
+    one = lambda v, pad=1: (pad, v if isinstance(v, int) else v[0])  # noqa: E731
+    return one(stride), one(dilation), one(padding, 0), one(output_padding, 0)
   def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
+    if self.ndim == 3 and weight.ndim == 3:  # 1-d (N, C, L), as tinygrad's conv2d takes
+      s, d, p, _ = Tensor._as_2d(stride, dilation, padding)
+      return self.unsqueeze(2).conv2d(weight.unsqueeze(2), bias, groups, s, d, p).squeeze(2)
     if self.ndim != 4 or weight.ndim != 4: raise ValueError(f"conv2d needs a 4-d input and weight, got {self.shape} and {weight.shape}")
     N, cin = self.shape[:2]
     cout, cin_g, kh, kw = weight.shape
@@ -862,6 +973,23 @@ class Tensor:  # noqa: PLW1641
     w = weight.reshape(1, groups, cout // groups, cin_g, 1, 1, kh, kw)
     out = (x * w).sum((3, 6, 7)).reshape(N, cout, oh, ow)  # one reduction over input channels and the window
     return out + bias.reshape(1, cout, 1, 1) if bias is not None else out
+  def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0, output_padding=0) -> Tensor:
+    """The gradient of conv2d with respect to its input, as a layer: weight is (cin, cout // groups, kh, kw)."""
+    if self.ndim == 3 and weight.ndim == 3:
+      s, d, p, op = Tensor._as_2d(stride, dilation, padding, output_padding)
+      return self.unsqueeze(2).conv_transpose2d(weight.unsqueeze(2), bias, groups, s, d, p, op).squeeze(2)
+    if self.ndim != 4 or weight.ndim != 4: raise ValueError(f"conv_transpose2d needs a 4-d input and weight, got {self.shape} and {weight.shape}")
+    (N, cin, H, W), (cin_w, cout_g, kh, kw) = self.shape, weight.shape
+    if cin != cin_w or cin % groups: raise ValueError(f"conv_transpose2d: input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_w}")
+    s, d, p, op = (Tensor._pair(v) for v in (stride, dilation, padding, output_padding))
+    x = self
+    if s != (1, 1):  # stride - 1 zeros between input elements: (H) -> (H, 1) -> pad to (H, s) -> (H*s) -> drop the trailing zeros
+      x = x.reshape(N, cin, H, 1, W, 1).pad((None, None, None, (0, s[0] - 1), None, (0, s[1] - 1))).reshape(N, cin, H * s[0], W * s[1])
+      x = x.shrink((None, None, (0, (H - 1) * s[0] + 1), (0, (W - 1) * s[1] + 1)))
+    # a plain convolution with the kernel flipped and its in/out channels swapped within each group
+    w = weight.reshape(groups, cin // groups, cout_g, kh, kw).transpose(1, 2).flip(3, 4).reshape(groups * cout_g, cin // groups, kh, kw)
+    (t, b), (l, r) = (((k - 1) * dd - pp, (k - 1) * dd - pp + o) for k, dd, pp, o in zip((kh, kw), d, p, op))
+    return x.conv2d(w, bias, groups=groups, dilation=d, padding=(l, r, t, b))
   def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
     k = Tensor._pair(kernel_size)
     s, d = Tensor._pair(stride if stride is not None else k), Tensor._pair(dilation)

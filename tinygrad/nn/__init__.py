@@ -23,6 +23,25 @@ class Conv2d:
   def __call__(self, x: Tensor) -> Tensor:
     return x.conv2d(self.weight, self.bias, groups=self.groups, stride=self.stride, dilation=self.dilation, padding=self.padding)
 
+def Conv1d(in_channels: int, out_channels: int, kernel_size: int, stride=1, padding=0, dilation=1, groups: int = 1, bias: bool = True) -> Conv2d:
+  """A Conv2d with a 1-d kernel: weight (out, in // groups, k), input (N, C, L)."""
+  return Conv2d(in_channels, out_channels, (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size), stride, padding, dilation, groups, bias)
+
+class ConvTranspose2d(Conv2d):
+  """weight is (in, out // groups, kh, kw), as in torch and tinygrad."""
+  def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, dilation=1, groups: int = 1, bias: bool = True):
+    super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
+    bound = 1 / math.sqrt(out_channels // groups * prod(self.kernel_size))
+    self.weight = Tensor.uniform(in_channels, out_channels // groups, *self.kernel_size, low=-bound, high=bound)
+    self.output_padding = output_padding
+  def __call__(self, x: Tensor) -> Tensor:
+    return x.conv_transpose2d(self.weight, self.bias, self.groups, self.stride, self.dilation, self.padding, self.output_padding)
+
+def ConvTranspose1d(in_channels: int, out_channels: int, kernel_size: int, stride=1, padding=0, output_padding=0, dilation=1, groups: int = 1,
+                    bias: bool = True) -> ConvTranspose2d:
+  return ConvTranspose2d(in_channels, out_channels, (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size), stride, padding, output_padding,
+                         dilation, groups, bias)
+
 class BatchNorm:
   """Batch normalisation over dim 1. Tensor.training (or Context(TRAINING=1)) picks batch statistics and updates the
   running ones; otherwise the running statistics are used."""
@@ -56,6 +75,51 @@ class LayerNorm:
     if x.shape[-len(self.normalized_shape):] != self.normalized_shape: raise ValueError(f"LayerNorm{self.normalized_shape} got input of shape {x.shape}")
     x = x.layernorm(self.axis, self.eps)
     return x if self.weight is None else x * self.weight + self.bias
+
+class LayerNorm2d(LayerNorm):
+  """LayerNorm over the channels of an (N, C, H, W) input."""
+  def __call__(self, x: Tensor) -> Tensor: return super().__call__(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+class GroupNorm:
+  """Normalise each group of channels (and the spatial dims) of an (N, C, ...) input, then scale and shift per channel."""
+  def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
+    if num_channels % num_groups: raise ValueError(f"GroupNorm: {num_channels} channels don't split into {num_groups} groups")
+    self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+    self.weight: Tensor | None = Tensor.ones(num_channels) if affine else None
+    self.bias: Tensor | None = Tensor.zeros(num_channels) if affine else None
+  def __call__(self, x: Tensor) -> Tensor:
+    if x.ndim < 2 or x.shape[1] != self.num_channels: raise ValueError(f"GroupNorm({self.num_channels}) got input of shape {x.shape}")
+    x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape)
+    if self.weight is None: return x
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return x * self.weight.reshape(shape) + self.bias.reshape(shape)  # type: ignore[union-attr]
+
+class InstanceNorm(GroupNorm):
+  """GroupNorm with one channel per group."""
+  def __init__(self, num_features: int, eps: float = 1e-5, affine: bool = True): super().__init__(num_features, num_features, eps, affine)
+
+class RMSNorm:
+  def __init__(self, dim: int, eps: float = 1e-6, elementwise_affine: bool = True):
+    self.eps = eps
+    self.weight: Tensor | None = Tensor.ones(dim) if elementwise_affine else None
+  def __call__(self, x: Tensor) -> Tensor:
+    y = x * (x.square().mean(-1, keepdim=True) + self.eps).rsqrt()
+    return y if self.weight is None else y * self.weight
+
+class LSTMCell:
+  """One step of an LSTM: (x, (h, c)) -> (h', c'); the gates are stacked i, f, g, o as in torch."""
+  def __init__(self, input_size: int, hidden_size: int, bias: bool = True):
+    bound = 1 / math.sqrt(hidden_size)
+    self.weight_ih = Tensor.uniform(hidden_size * 4, input_size, low=-bound, high=bound)
+    self.weight_hh = Tensor.uniform(hidden_size * 4, hidden_size, low=-bound, high=bound)
+    self.bias_ih: Tensor | None = Tensor.zeros(hidden_size * 4) if bias else None
+    self.bias_hh: Tensor | None = Tensor.zeros(hidden_size * 4) if bias else None
+  def __call__(self, x: Tensor, hc: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+    if hc is None: hc = (Tensor.zeros(x.shape[0], self.weight_hh.shape[1], dtype=x.dtype, device=x.device),) * 2
+    gates = x.linear(self.weight_ih.T, self.bias_ih) + hc[0].linear(self.weight_hh.T, self.bias_hh)
+    i, f, g, o = gates.chunk(4, dim=1)
+    c = f.sigmoid() * hc[1] + i.sigmoid() * g.tanh()
+    return (o.sigmoid() * c.tanh()).contiguous(), c.contiguous()
 
 class Embedding:
   def __init__(self, vocab_size: int, embed_size: int):

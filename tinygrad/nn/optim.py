@@ -22,19 +22,44 @@ class Optimizer:
     return self._step() + self.params + self.buffers
   def _step(self) -> list[Tensor]: raise NotImplementedError
 
-class SGD(Optimizer):
-  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+class OptimizerGroup(Optimizer):
+  """Several optimizers stepped as one (e.g. different learning rates for different parameters)."""
+  def __init__(self, *optimizers: Optimizer):
+    self.optimizers = optimizers
+    self.params, self.buffers = dedup(p for o in optimizers for p in o.params), dedup(b for o in optimizers for b in o.buffers)
+  def __getitem__(self, i: int) -> Optimizer: return self.optimizers[i]
+  def zero_grad(self) -> None:
+    for o in self.optimizers: o.zero_grad()
+  def schedule_step(self) -> list[Tensor]: return dedup(t for o in self.optimizers for t in o.schedule_step())
+
+class LARS(Optimizer):
+  """SGD with a per-parameter trust ratio tcoef * |w| / (|g| + wd * |w|) (layer-wise adaptive rate scaling).
+  classic=True applies the learning rate before momentum, otherwise after (as torch's SGD does)."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.9, weight_decay: float = 1e-4, nesterov: bool = False,
+               classic: bool = True, tcoef: float = 0.001):
     super().__init__(params, lr)
-    self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
+    self.momentum, self.wd, self.nesterov, self.classic, self.tcoef = momentum, weight_decay, nesterov, classic, tcoef
     self.b = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
-      g = p.grad.detach() + self.wd * p.detach()  # type: ignore[union-attr]
+      g = p.grad.detach()  # type: ignore[union-attr]
+      if self.tcoef:
+        r1, r2 = p.detach().square().sum().sqrt(), g.square().sum().sqrt()
+        r: Tensor | float = (r1 > 0).where((r2 > 0).where(self.tcoef * r1 / (r2 + self.wd * r1), 1.0), 1.0)
+      else: r = 1.0
+      g = g + self.wd * p.detach()
+      if self.classic: g = g * r * self.lr
       if self.momentum:
         self.b[i].assign(self.momentum * self.b[i] + g)
         g = g + self.momentum * self.b[i] if self.nesterov else self.b[i]
-      p.assign(p.detach() - g * self.lr)
+      if not self.classic: g = g * r * self.lr
+      p.assign(p.detach() - g)
     return self.b
+
+class SGD(LARS):
+  """LARS without the trust ratio, the learning rate applied after momentum (torch's SGD)."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, classic: bool = False):
+    super().__init__(params, lr, momentum, weight_decay, nesterov, classic, tcoef=0.0)
 
 class LAMB(Optimizer):
   """Adam and AdamW are LAMB without the trust ratio, as in tinygrad."""

@@ -1,0 +1,227 @@
+"""Tensor methods that order, scatter, select or rearrange elements along a dim: triangles, cumulative ops, sort/topk,
+scatter, masked ops, roll, interpolate and slice assignment. Each is built from movement ops, comparisons against an
+arange, where and reductions, so it lowers to ordinary fused kernels (masked_select alone realizes, as in tinygrad)."""
+from __future__ import annotations
+from typing import TYPE_CHECKING, Any
+from tinygrad.dtype import dtypes
+from tinygrad.helpers import normalize_axis, all_int
+from tinygrad.uop.ops import Ops
+from tinygrad.engine.schedule import is_contiguous_view
+if TYPE_CHECKING: from tinygrad.tensor import Tensor
+
+class IndexOps:
+  """Mixed into Tensor (see tensor.py)."""
+  __slots__ = ()
+
+  # ----- triangles and cumulative ops
+  def _tri_mask(self: Tensor, diagonal: int, upper: bool) -> Tensor:
+    if self.ndim < 2: raise ValueError(f"tril/triu need at least 2 dims, got shape {self.shape}")
+    r, c = self.shape[-2:]
+    rows, cols = type(self).arange(r, device=self.device).reshape(r, 1), type(self).arange(c, device=self.device).reshape(1, c)
+    return (rows + diagonal < cols + 1) if upper else (cols < rows + diagonal + 1)
+  def triu(self: Tensor, diagonal: int = 0) -> Tensor:
+    """Zero everything below the `diagonal`-th diagonal of the last two dims."""
+    return self._tri_mask(diagonal, True).where(self, self.zeros_like())
+  def tril(self: Tensor, diagonal: int = 0) -> Tensor:
+    """Zero everything above the `diagonal`-th diagonal of the last two dims."""
+    return self._tri_mask(diagonal, False).where(self, self.zeros_like())
+  def _cum_window(self: Tensor, axis: int, fill: Any) -> tuple[Tensor, int]:
+    """(..., i, j) = x[j] for j <= i else fill, with `axis` moved last: a reduction over j gives the cumulative op."""
+    a = normalize_axis(axis, self.ndim)
+    n = self.shape[a]
+    x = self.transpose(a, -1)
+    y = x.unsqueeze(-2).expand(x.shape[:-1] + (n, n))
+    return type(self).ones(n, n, dtype=dtypes.bool, device=self.device).tril().where(y, fill), a
+  def cumprod(self: Tensor, axis: int) -> Tensor:
+    if self.ndim == 0: return self
+    w, a = self._cum_window(axis, 1)
+    return w.prod(-1, dtype=self.dtype).transpose(a, -1)
+  def cummax(self: Tensor, axis: int = 0) -> tuple[Tensor, Tensor]:
+    """The running max along `axis` and where it was found (the last index of a tie, as torch.cummax gives)."""
+    if self.ndim == 0: return self, self.zeros_like(dtype=dtypes.int32)
+    w, a = self._cum_window(axis, dtypes.min(self.dtype))
+    vals = w.max(-1)
+    n = self.shape[a]
+    x = self.transpose(a, -1)
+    # (..., i, j): x[j] equals the running max at i and j <= i; the largest such j
+    hit = (x.unsqueeze(-2) == vals.unsqueeze(-1)) & type(self).ones(n, n, dtype=dtypes.bool, device=self.device).tril()
+    idx = hit.where(type(self).arange(n, device=self.device).reshape(1, n), -1).max(-1).cast(dtypes.int32)
+    return vals.transpose(a, -1), idx.transpose(a, -1)
+
+  # ----- sorting: each element's rank is a count of comparisons; a one-hot of ranks moves it into place
+  def _ranks(self: Tensor, dim: int, descending: bool) -> Tensor:
+    """Stable rank of each element along the last dim: how many come before it (smaller, or equal and earlier)."""
+    n = self.shape[-1]
+    xi, xj = self.unsqueeze(-1), self.unsqueeze(-2)  # (..., i, 1), (..., 1, j)
+    before = (xj > xi) if descending else (xj < xi)
+    earlier = type(self).arange(n, device=self.device).reshape(1, n) < type(self).arange(n, device=self.device).reshape(n, 1)
+    return (before | ((xj == xi) & earlier)).sum(-1)
+  def _take_ranks(self: Tensor, ranks: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    n = self.shape[-1]
+    onehot = ranks.unsqueeze(-1) == type(self).arange(k, device=self.device)  # (..., i, r)
+    vals = onehot.where(self.unsqueeze(-1), self.zeros_like().unsqueeze(-1)).sum(-2, dtype=self.dtype)
+    idx = onehot.where(type(self).arange(n, device=self.device).reshape(n, 1), 0).sum(-2, dtype=dtypes.int32)
+    return vals, idx
+  def sort(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    """Sorted values and their indices along `dim`. Stable: equal elements keep their order."""
+    if self.ndim == 0: return self, self.zeros_like(dtype=dtypes.int32)
+    d = normalize_axis(dim, self.ndim)
+    x = self.transpose(d, -1)
+    vals, idx = x._take_ranks(x._ranks(-1, descending), x.shape[-1])
+    return vals.transpose(d, -1), idx.transpose(d, -1)
+  def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor: return self.sort(dim, descending)[1]
+  def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> tuple[Tensor, Tensor]:
+    """The k largest (or smallest) values along `dim`, in order, and their indices."""
+    if not sorted_: raise NotImplementedError("topk with sorted_=False is not supported")
+    d = normalize_axis(dim, self.ndim)
+    if not 0 <= k <= self.shape[d]: raise ValueError(f"topk: k={k} is out of range for dim {d} of size {self.shape[d]}")
+    x = self.transpose(d, -1)
+    vals, idx = x._take_ranks(x._ranks(-1, largest), k)
+    return vals.transpose(d, -1), idx.transpose(d, -1)
+
+  # ----- scatter: a one-hot of the index along dim; the reduction over source positions picks or combines
+  def _pre_scatter(self: Tensor, dim: int, index: Tensor, src: Any) -> tuple[Tensor, Tensor]:
+    """A mask of shape self.shape + (index.shape[dim],), where mask[..., p, ..., j] says src[..., j, ...] goes to p, and src
+    lined up with it (size 1 at dim, broadcast)."""
+    d = normalize_axis(dim, self.ndim)
+    if not dtypes.is_int(index.dtype): raise TypeError(f"scatter index must be an integer tensor, got {index.dtype}")
+    src = src.cast(self.dtype) if isinstance(src, type(self)) else type(self).full(index.shape, src, self.dtype, self.device)
+    if not index.ndim == self.ndim == src.ndim: raise ValueError(f"scatter: self {self.shape}, index {index.shape} and src {src.shape} need the same number of dims")
+    if any((i != d and s < ix) or sr < ix for i, (s, ix, sr) in enumerate(zip(self.shape, index.shape, src.shape))):
+      raise ValueError(f"scatter: index {index.shape} must fit in src {src.shape} and, outside dim {d}, in self {self.shape}")
+    src = src.shrink(tuple((0, s) for s in index.shape)).unsqueeze(-1).transpose(-1, d)  # dim d has size 1, last is index.shape[d]
+    ix = index.unsqueeze(-1).transpose(-1, d)
+    mask = ix == type(self).arange(self.shape[d], device=self.device).reshape((self.shape[d],) + (1,) * (self.ndim - d))
+    pads = tuple((0, self.shape[i] - mask.shape[i]) if i != d else (0, 0) for i in range(self.ndim)) + ((0, 0),)
+    return src.pad(pads), mask.pad(pads)
+  def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, reduce: str | None = None) -> Tensor:
+    """Write src[..., j, ...] to position index[..., j, ...] along `dim` (reduce='add'/'multiply' combines instead)."""
+    if reduce not in (None, "add", "multiply"): raise TypeError(f"scatter reduce must be None, 'add' or 'multiply', got {reduce!r}")
+    if reduce is not None: return self.scatter_reduce(dim, index, src, {"add": "sum", "multiply": "prod"}[reduce])  # type: ignore[arg-type]
+    s, mask = self._pre_scatter(dim, index, src)
+    # when several sources hit one place the last one wins (torch leaves that order undefined)
+    j = type(self).arange(mask.shape[-1], device=self.device)
+    last = mask.where(j, -1).max(-1, keepdim=True)
+    pick = mask & (j == last)
+    return mask.any(-1).where(pick.where(s, self.zeros_like().unsqueeze(-1)).sum(-1, dtype=self.dtype), self)
+  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
+    """Combine every src value sent to a position (reduce: 'sum', 'prod', 'mean', 'amax', 'amin'), with self unless
+    include_self=False; positions nothing is sent to keep self."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"): raise ValueError(f"scatter_reduce: reduce must be sum, prod, mean, amax or amin, got {reduce!r}")
+    s, mask = self._pre_scatter(dim, index, src)
+    hit = mask.any(-1)
+    def fill(v): return mask.where(s, type(self).full((), v, self.dtype, self.device))
+    if reduce in ("sum", "mean"):
+      out = fill(0).sum(-1, dtype=self.dtype)
+      if include_self: out = out + self
+      if reduce == "mean":
+        cnt = mask.sum(-1) + int(include_self)
+        out = (out / cnt.maximum(1)) if dtypes.is_float(self.dtype) else out // cnt.maximum(1).cast(self.dtype)
+    elif reduce == "prod": out = fill(1).prod(-1, dtype=self.dtype) * (self if include_self else 1)
+    elif reduce == "amax":
+      out = fill(dtypes.min(self.dtype)).max(-1)
+      if include_self: out = out.maximum(self)
+    else:
+      out = fill(dtypes.max(self.dtype)).min(-1)
+      if include_self: out = out.minimum(self)
+    return hit.where(out.cast(self.dtype), self)
+
+  # ----- masks
+  def masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    return mask.where(value if isinstance(value, type(self)) else type(self).full((), value, self.dtype, self.device), self)
+  def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+    """The elements where mask is True, flattened. Realizes the mask to learn the result's length, as tinygrad does."""
+    if mask.dtype != dtypes.bool: raise TypeError(f"masked_select needs a bool mask, got {mask.dtype}")
+    x, m = self._broadcasted(mask, match_dtype=False)
+    x, m = x.flatten(), m.flatten()
+    pos = m.cast(dtypes.int32).cumsum()  # the 1-based output slot of each selected element
+    k = pos[-1].item() if m.numel() else 0
+    onehot = m.unsqueeze(0) & (pos.unsqueeze(0) == type(self).arange(1, k + 1, device=self.device).unsqueeze(1))  # (k, n)
+    return onehot.where(x.unsqueeze(0), x.zeros_like().unsqueeze(0)).sum(-1, dtype=self.dtype)
+
+  # ----- rearranging
+  def repeat_interleave(self: Tensor, repeats: int, dim: int | None = None) -> Tensor:
+    """Each element `repeats` times in a row along `dim` (the flattened tensor when dim is None)."""
+    x = self.flatten() if dim is None else self
+    d = normalize_axis(0 if dim is None else dim, x.ndim)
+    return x.unsqueeze(d + 1).expand(x.shape[:d + 1] + (repeats,) + x.shape[d + 1:]).flatten(d, d + 1)
+  def roll(self: Tensor, shifts: int | tuple[int, ...], dims: int | tuple[int, ...] | None = None) -> Tensor:
+    """Rotate elements by `shifts` along `dims` (the flattened tensor when dims is None)."""
+    if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
+    sh, ds = (shifts,) if isinstance(shifts, int) else tuple(shifts), (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(sh) != len(ds): raise ValueError(f"roll: {len(sh)} shifts for {len(ds)} dims")
+    x = self
+    for s, dim in zip(sh, ds):
+      d = normalize_axis(dim, self.ndim)
+      n = self.shape[d]
+      if n == 0 or s % n == 0: continue
+      # two copies side by side; the window starting at n - s is the rolled dim
+      x = x.repeat(tuple(2 if i == d else 1 for i in range(x.ndim))).shrink(tuple((n - s % n, 2 * n - s % n) if i == d else None for i in range(x.ndim)))
+    return x
+  def interpolate(self: Tensor, size: tuple[int, ...], mode: str = "linear", align_corners: bool = False) -> Tensor:
+    """Resize the last len(size) dims. mode: 'linear' (bilinear/trilinear for 2/3 dims), 'nearest', 'nearest-exact'."""
+    if not isinstance(size, (tuple, list)) or not all_int(size) or not 0 < len(size) <= self.ndim: raise ValueError(f"interpolate: bad size {size} for shape {self.shape}")
+    if mode not in ("linear", "nearest", "nearest-exact"): raise ValueError(f"interpolate: mode {mode!r} is not one of linear, nearest, nearest-exact")
+    if align_corners and mode != "linear": raise ValueError("interpolate: align_corners only applies to mode='linear'")
+    x, shape = self._float() if mode == "linear" else self, list(self.shape)
+    for i in range(-1, -len(size) - 1, -1):
+      n, m = self.shape[i], size[i]
+      scale = (n - 1) / (m - 1) if align_corners and m > 1 else 0.0 if align_corners else n / m
+      j = type(self).arange(m, dtype=dtypes.float32, device=self.device)
+      view = [1] * self.ndim
+      view[i] = shape[i] = m
+      if mode == "linear":
+        src = (j * scale if align_corners else (j + 0.5) * scale - 0.5).clip(0, n - 1)
+        lo, hi = src.floor(), src.ceil()
+        lo_i, hi_i = (t.cast(dtypes.int32).reshape(view).expand(shape) for t in (lo, hi))
+        x = x.gather(i, lo_i).lerp(x.gather(i, hi_i), (src - lo).reshape(view).cast(x.dtype))
+      else:
+        src = ((j + 0.5) * scale if mode == "nearest-exact" else j * scale).floor().clip(0, n - 1)
+        x = x.gather(i, src.cast(dtypes.int32).reshape(view).expand(shape))
+    return x.cast(self.dtype) if mode == "linear" else x
+
+  # ----- slice assignment
+  def _place(self: Tensor, v: Tensor, idx) -> tuple[Tensor, Tensor]:
+    """v (shaped like self[idx]) moved to where self[idx] reads, and the mask of those places; movement ops only."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if Ellipsis in idx:
+      k = idx.index(Ellipsis)
+      idx = idx[:k] + (slice(None),) * (self.ndim - n_real) + idx[k + 1:]
+    idx = idx + (slice(None),) * (self.ndim - sum(1 for i in idx if i is not None))
+    # per real dim: (first position, count, step); an int is a count-1 slice, and None dims vanish from v
+    plan, shape = [], []
+    for i in (i for i in idx if i is not None):
+      d = len(plan)
+      if isinstance(i, int):
+        plan.append((i + self.shape[d] if i < 0 else i, 1, 1)); shape.append(1)
+      else:
+        start, _, step = i.indices(self.shape[d])
+        cnt = len(range(*i.indices(self.shape[d])))
+        plan.append((start, cnt, step)); shape.append(cnt)
+    v = v.reshape(shape)
+    ones = type(self).full(tuple(shape), True, dtypes.bool, self.device)
+    for d, (start, cnt, step) in enumerate(plan):
+      if step < 0:  # walk the same places upwards
+        v, ones = v.flip(d), ones.flip(d)
+        start, step = start + (cnt - 1) * step, -step
+      if step > 1 and cnt > 0:  # spread out: every step-th place
+        def spread(t, d=d, cnt=cnt, step=step):
+          t = t.unsqueeze(d + 1).pad(tuple((0, step - 1) if k == d + 1 else None for k in range(t.ndim + 1)))
+          return t.flatten(d, d + 1).shrink(tuple((0, (cnt - 1) * step + 1) if k == d else None for k in range(t.ndim)))
+        v, ones = spread(v), spread(ones)
+      pad = tuple((start, self.shape[d] - start - v.shape[d]) if k == d else None for k in range(self.ndim))
+      v, ones = v.pad(pad), ones.pad(pad)
+    return v, ones
+  def __setitem__(self: Tensor, indices, v) -> None:
+    """t[idx] = v with int, slice, None and ... indices: in place (an assign) on a realized tensor, as in tinygrad."""
+    idx = indices if isinstance(indices, tuple) else (indices,)
+    if any(isinstance(i, (type(self), list)) for i in idx): raise NotImplementedError("setitem with tensor indices is not supported; use scatter")
+    if isinstance(v, type(self)) and v.dtype != self.dtype: raise RuntimeError(f"setitem dtype mismatch: tensor is {self.dtype}, value is {v.dtype}")
+    view = self[indices]  # checks the indices and gives the target shape
+    vt = (v if isinstance(v, type(self)) else type(self).full((), v, self.dtype, self.device))._broadcast_to(view.shape)
+    placed, mask = self._place(vt, indices)
+    out = mask.where(placed, self)
+    # a realized tensor (or one with an assign pending) is written in place; a lazy one just gets the new graph
+    if (self.uop.op is Ops.ASSIGN or is_contiguous_view(self.uop)) and not self.requires_grad: self.assign(out)
+    else: self.replace(out)
