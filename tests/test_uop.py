@@ -106,3 +106,16 @@ def test_symbolic_keeps_values():
     s = graph_rewrite(e, symbolic)
     for a in range(8):
       for b in range(6): assert ev(e, {"i": a, "j": b}) == ev(s, {"i": a, "j": b})
+
+def test_bounds_of_a_negated_bool_are_its_logical_not():
+  """NEG on a bool is `not` (how >= and <= are built): its bounds must stay within {False, True}, or ANDs and ORs
+  of such comparisons fold to a wrong constant."""
+  i = UOp.variable("i", 0, 3)
+  ge = UOp(Ops.NEG, dtypes.bool, (i < 2,))  # i >= 2
+  assert (ge.vmin, ge.vmax) == (False, True)
+  assert UOp(Ops.NEG, dtypes.bool, (UOp.const(dtypes.bool, True),)).vmax is False
+  import numpy as np
+  from tinygrad import Tensor
+  a, b = Tensor.arange(2).reshape(2, 1), Tensor.arange(2).reshape(1, 2)
+  np.testing.assert_array_equal(((a >= b) & Tensor([[True, True], [True, True]])).numpy(), [[True, False], [True, True]])
+  np.testing.assert_array_equal(((a <= b) | Tensor([[False, False], [False, False]])).numpy(), [[True, True], [False, True]])

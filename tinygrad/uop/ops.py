@@ -214,7 +214,7 @@ def _compute_minmax(u: UOp) -> tuple[Any, Any]:
   if u.dtype == dtypes.bool or dtypes.is_int(u.dtype):
     if op is Ops.ADD: return s[0].vmin + s[1].vmin, s[0].vmax + s[1].vmax
     if op is Ops.SUB: return s[0].vmin - s[1].vmax, s[0].vmax - s[1].vmin
-    if op is Ops.NEG: return -s[0].vmax, -s[0].vmin
+    if op is Ops.NEG: return (not s[0].vmax, not s[0].vmin) if u.dtype == dtypes.bool else (-s[0].vmax, -s[0].vmin)  # NEG of a bool is logical not
     if op is Ops.MUL:
       vals = [a * b for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
       if not any(isinstance(v, float) and math.isnan(v) for v in vals): return min(vals), max(vals)
