@@ -9,6 +9,13 @@ def kernels(t: Tensor) -> list:
   items, _ = create_schedule([t.uop])
   return [i for i in items if i.kind == "kernel"]
 
+def conv_op_by_op(img: Tensor, w: Tensor) -> Tensor:
+  """A 3x3 convolution with padding 1 written out as movement ops and one reduction, so its gradient is derived op by
+  op (Tensor.conv2d's input gradient is a convolution instead): the windowed tensor, then window sums."""
+  (N, cin, H, W), cout = img.shape, w.shape[0]
+  x = img.pad((1, 1, 1, 1)).contiguous()._pool((3, 3), (1, 1), (1, 1))
+  return (x.reshape(N, 1, cin, H, W, 3, 3) * w.reshape(1, cout, cin, 1, 1, 3, 3)).sum((2, 5, 6))
+
 @pytest.fixture
 def ab():
   a, b = Tensor.rand(16, 16).realize(), Tensor.rand(16, 16).realize()
@@ -39,10 +46,10 @@ def test_a_short_reduce_read_once_by_another_runs_inside_it():
   assert len(kernels(t)) == 1
   ref = np.pad(x.numpy().sum(2).T, ((0, 0), (2, 1)))[1:4, 0:8].sum(1)
   np.testing.assert_allclose(t.numpy(), ref, rtol=1e-5)
-  # a real convolution's input gradient: its window sums over y and x run as one kernel (values: test_training, torch)
+  # a convolution's op-by-op input gradient: its window sums over y and x run as one kernel
   w = Tensor.rand(8, 4, 3, 3, requires_grad=True)
   img = Tensor.rand(2, 4, 8, 8, requires_grad=True)
-  img.conv2d(w, padding=1).sum().backward()
+  conv_op_by_op(img, w).sum().backward()
   names = [R.get_program(kernel_params(k)[0], "CPU").name for k in kernels(img.grad)]
   assert not any(n.startswith("r_2_4_8_3_10") for n in names), names  # the first of the two passes would be this
 
@@ -103,6 +110,20 @@ def test_kernel_whose_inputs_simplify_away_still_gets_the_right_buffers():
   a, b, c = Tensor([1.0, 2.0]), Tensor([3.0, 4.0]), Tensor([5.0, 6.0])
   assert ((a * 0 + b) / c).tolist() == pytest.approx([0.6, 4 / 6])
 
+def test_a_convolutions_input_gradient_is_a_convolution():
+  """Tensor.conv2d's input gradient is the flipped kernel run over the padded gradient: no buffer kh*kw times the
+  input's size is written (the op-by-op derivative writes one, then sums its windows back into the image)."""
+  w = Tensor.rand(16, 4, 3, 3, requires_grad=True)  # 16 output channels: too many to sum nested in the window sums
+  img = Tensor.rand(2, 4, 8, 8, requires_grad=True)
+  img.conv2d(w, padding=1).square().sum().backward()
+  img2, w2 = Tensor(img.detach().numpy(), requires_grad=True), Tensor(w.detach().numpy(), requires_grad=True)
+  conv_op_by_op(img2, w2).square().sum().backward()
+  windowed = 2 * 4 * 8 * 8 * 9
+  assert windowed not in [kernel_params(k)[1][0].arg[1] for k in kernels(img.grad)]
+  assert windowed in [kernel_params(k)[1][0].arg[1] for k in kernels(img2.grad)]
+  np.testing.assert_allclose(img.grad.numpy(), img2.grad.numpy(), rtol=1e-4, atol=1e-4)
+  np.testing.assert_allclose(w.grad.numpy(), w2.grad.numpy(), rtol=1e-4, atol=1e-4)
+
 def test_cumsum_matches_numpy():
   x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
   for axis in (0, 1): np.testing.assert_allclose(Tensor(x).cumsum(axis).numpy(), x.cumsum(axis), rtol=1e-5, atol=1e-6)
@@ -112,7 +133,7 @@ def test_window_sums_index_without_division():
   # `(r*10+x) % 11` into `x-r` under the load's gate, so the kernel has no division or modulo left
   w = Tensor.rand(16, 4, 3, 3).realize()
   img = Tensor.rand(2, 4, 8, 8, requires_grad=True)
-  img.conv2d(w, padding=1).sum().backward()
+  conv_op_by_op(img, w).sum().backward()
   srcs = {R.get_program(kernel_params(k)[0], "CPU").name: R.get_program(kernel_params(k)[0], "CPU").src for k in kernels(img.grad)}
   window = next(s for n, s in srcs.items() if n.startswith("r_2_4_10_10_"))
   assert "%" not in window and "/" not in window, window

@@ -2,8 +2,8 @@
 A rule gets `ctx` (the gradient flowing into the op's output, a Tensor) and `ret` (the op's UOp) and returns one
 gradient per source (None where no gradient flows)."""
 from __future__ import annotations
-import math
-from typing import TYPE_CHECKING
+import math, weakref
+from typing import TYPE_CHECKING, Callable
 from tinygrad.helpers import argsort
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher
 if TYPE_CHECKING: from tinygrad.tensor import Tensor
@@ -64,6 +64,11 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.FLIP, name="ret"), lambda ctx, ret: (ctx.flip(tuple(i for i, f in enumerate(ret.arg) if f)),)),
 ])
 
+# A value whose gradient is better computed as a whole than op by op (a convolution's input gradient as another
+# convolution, not a windowed tensor 9x its size then window sums): value -> (inputs, fn(grad) -> one gradient per
+# input). Weak keys: an entry lives as long as the graph that holds the value.
+custom_vjp: weakref.WeakKeyDictionary[UOp, tuple[tuple[UOp, ...], Callable[[Tensor], tuple[Tensor | None, ...]]]] = weakref.WeakKeyDictionary()
+
 def compute_gradient(root: UOp, root_grad: Tensor, targets: set[UOp]) -> dict[UOp, Tensor]:
   """Gradients of `root` for every UOp on a path from a target to root, walking the graph once in reverse."""
   topo = root.toposort()
@@ -72,9 +77,10 @@ def compute_gradient(root: UOp, root_grad: Tensor, targets: set[UOp]) -> dict[UO
   grads: dict[UOp, Tensor] = {root: root_grad}
   for u in reversed(topo):
     if (g := grads.get(u)) is None or not on_path[u] or u.op in (Ops.BUFFER, Ops.CONST, Ops.DEVICE, Ops.DEFINE_VAR): continue
-    r = pm_gradient.rewrite_pat(u, ctx=g)
-    if r is None: raise RuntimeError(f"no gradient rule for {u.op}")
-    for s, sg in zip(u.src, r[0]):
+    if (cv := custom_vjp.get(u)) is not None: srcs, sgrads = cv[0], cv[1](g)  # the nodes between u and its inputs get none
+    elif (r := pm_gradient.rewrite_pat(u, ctx=g)) is not None: srcs, sgrads = u.src, r[0]
+    else: raise RuntimeError(f"no gradient rule for {u.op}")
+    for s, sg in zip(srcs, sgrads):
       if sg is None or not on_path[s]: continue
       if sg.shape != s.shape: raise RuntimeError(f"gradient of {u.op} has shape {sg.shape}, its source has {s.shape}")
       grads[s] = grads[s] + sg if s in grads else sg

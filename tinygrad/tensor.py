@@ -925,9 +925,13 @@ class Tensor(IndexOps):  # noqa: PLW1641
     return x + bias.reshape(shape) if bias is not None else x
   @staticmethod
   def _pair(v, n: int = 2) -> tuple[int, ...]: return (v,) * n if isinstance(v, int) else tuple(v)
-  def _pad2d(self, padding, value: float = 0.0) -> Tensor:
+  @staticmethod
+  def _pads(padding) -> tuple[int, ...]:
+    """A conv/pool padding argument (int, (h, w) or (left, right, top, bottom)) as torch's order: left, right, top, bottom."""
     p = Tensor._pair(padding) if not isinstance(padding, (tuple, list)) or len(padding) in (1, 2) else tuple(padding)
-    pads = (p[1], p[1], p[0], p[0]) if len(p) == 2 else p if len(p) == 4 else (p[0],) * 4  # torch order: left, right, top, bottom
+    return (p[1], p[1], p[0], p[0]) if len(p) == 2 else p if len(p) == 4 else (p[0],) * 4
+  def _pad2d(self, padding, value: float = 0.0) -> Tensor:
+    pads = Tensor._pads(padding)
     return self if not any(pads) else self.pad(pads, value=value)
   def _pool(self, k: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
     """Sliding windows of the last two dims as movement ops only: (..., H, W) -> (..., oh, ow, kh, kw).
@@ -972,7 +976,21 @@ class Tensor(IndexOps):  # noqa: PLW1641
     x = x.reshape(N, groups, 1, cin_g, oh, ow, kh, kw)
     w = weight.reshape(1, groups, cout // groups, cin_g, 1, 1, kh, kw)
     out = (x * w).sum((3, 6, 7)).reshape(N, cout, oh, ow)  # one reduction over input channels and the window
+    if groups == 1 and Tensor._pair(stride) == Tensor._pair(dilation) == (1, 1): out._conv_vjp(self, weight, x, Tensor._pads(padding))
     return out + bias.reshape(1, cout, 1, 1) if bias is not None else out
+  def _conv_vjp(self, inp: Tensor, weight: Tensor, windows: Tensor, pads: tuple[int, ...]) -> None:
+    """Gradients of a stride-1 convolution as a whole (gradient.custom_vjp): the input's is another convolution (the
+    flipped kernel over the padded gradient), not the op-by-op derivative, a windowed tensor kh*kw times the input's
+    size then summed back into the image; the weight's is the usual sum of windows times gradient."""
+    from tinygrad.gradient import custom_vjp
+    (N, cin), (oh, ow, kh, kw), cout = inp.shape[:2], windows.shape[-4:], weight.shape[0]
+    back = (kw - 1 - pads[0], kw - 1 - pads[1], kh - 1 - pads[2], kh - 1 - pads[3])  # left, right, top, bottom
+    if min(back) < 0: return  # padding wider than the kernel: the op-by-op derivative handles it
+    def vjp(g: Tensor) -> tuple[Tensor, Tensor]:
+      dx = g.conv2d(weight.flip((2, 3)).transpose(0, 1), padding=back)
+      dw = (windows.reshape(N, 1, cin, oh, ow, kh, kw) * g.reshape(N, cout, 1, oh, ow, 1, 1)).sum((0, 3, 4))
+      return dx, dw
+    custom_vjp[self.uop] = ((inp.uop, weight.uop), vjp)  # holds the inputs, not self.uop: the entry dies with the graph
   def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0, output_padding=0) -> Tensor:
     """The gradient of conv2d with respect to its input, as a layer: weight is (cin, cout // groups, kh, kw)."""
     if self.ndim == 3 and weight.ndim == 3:
