@@ -115,6 +115,27 @@ def test_kernel_count_per_replay_equals_captured():
   assert counts[1] > 0, counts
   assert counts[2:] == [counts[1]] * 3, f"kernels per call {counts}: replays should run exactly the captured kernels"
 
+def test_replays_under_a_tracer_time_each_kernel_and_match_the_direct_replay():
+  """Without a tracer the CPU replay calls the compiled kernels directly; with one (PROFILE/VIZ) every replayed kernel
+  goes through exec_kernel and gets its span. Both compute the same, and count the same kernels."""
+  from tinygrad import tracing
+  from profiler.events import Span, from_json
+  from profiler.recorder import Recorder
+  g = TinyJit(f)
+  xs = [(Tensor(rnd(3, 4, seed=i)).realize(), Tensor(rnd(4, 5, seed=i)).realize()) for i in range(6)]
+  outs, counts, got = [], [], []
+  for i, (x, y) in enumerate(xs):
+    before = GlobalCounters.kernel_count
+    if i == 4: tracing.tracer = rec = Recorder("profile", sinks=[got.extend])
+    try: outs.append(g(x, y).numpy())
+    finally:
+      if i == 4: tracing.tracer = None; rec.close()
+    counts.append(GlobalCounters.kernel_count - before)
+  for (x, y), out in zip(xs, outs): np.testing.assert_allclose(out, f(x, y).numpy(), rtol=1e-5)
+  assert counts[3] == counts[4] == counts[5] == len([c for c in g.captured if c[0] is not None])
+  spans = [e for e in map(from_json, got) if isinstance(e, Span) and e.cat == "kernel"]
+  assert sorted(s.name for s in spans) == sorted(p.name for p, _, _ in g.captured if p is not None)
+
 def test_global_counters_reset_and_count():
   GlobalCounters.reset()
   assert GlobalCounters.kernel_count == 0 and GlobalCounters.global_ops == 0 and GlobalCounters.global_mem == 0

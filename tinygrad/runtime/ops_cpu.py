@@ -2,6 +2,7 @@
 loaded with ctypes. The new kernels of a schedule are built by a few compiler calls running side by side."""
 from __future__ import annotations
 import ctypes, functools, hashlib, os, pathlib, shutil, subprocess, tempfile, time
+from typing import Callable
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer, PRELUDE
 from tinygrad.device import Buffer
@@ -92,4 +93,7 @@ class CPUDevice:
       p.fxn = fxn  # type: ignore[attr-defined]
     return time.perf_counter() - st
   def run(self, p: Program, bufs: list[Buffer]) -> None: p.fxn(*[b.ptr for b in bufs])  # type: ignore[attr-defined]
+  def bind(self, p: Program, bufs: list[Buffer]) -> tuple[Callable, list[int]]:
+    """The compiled function and its arguments, for a caller that runs it many times (TinyJit's replay)."""
+    return p.fxn, [b.ptr for b in bufs]  # type: ignore[attr-defined]
   def synchronize(self) -> None: pass
