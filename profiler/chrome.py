@@ -4,13 +4,14 @@ Export: our spans become X events on one process per device and one thread per t
 markers global i events. Import accepts what is found in the wild: array or object form, an unterminated
 array, trailing commas and `{}`, string pids/tids, huge tids, overlapping X events (all kept), B/E pairs,
 async b/e pairs, flows, counters and metadata names. A syntax error stops reading there with a warning that
-names its byte offset and line; the events before it are returned.
+names its byte offset and line; the events before it are returned. The text is read as it arrives, one event at a
+time, each turned into ours at once: tracks are named at the end, as metadata may come after the events it names.
 """
 from __future__ import annotations
-import gzip, json, math
-from typing import Any
+import codecs, gzip, json, math, re
+from typing import Any, Generator, Iterable, Iterator
 from profiler.events import VERSION, Event, Run, Kernel, Span, Counter, Marker, Flow, SchemaError, from_json, to_json
-from profiler.tracefile import Trace, TraceError, Warnings, encode
+from profiler.tracefile import CHUNK, MAX_WARNINGS, ReadWarning, Shared, Trace, TraceError, Warnings, encode
 
 # *** export ***
 
@@ -69,82 +70,122 @@ def write_chrome(events: list[Event], path: str) -> None:
   if path.endswith(".gz"): data = gzip.compress(data)
   with open(path, "wb") as f: f.write(data)
 
-# *** import: JSON text -> raw event objects, tolerating damage ***
+# *** import: JSON text arriving in chunks -> raw event objects, one at a time, tolerating damage ***
 
-def _skip_ws(text: str, i: int) -> int:
-  n = len(text)
-  while i < n and text[i] in " \t\r\n": i += 1
-  return i
+_WS = re.compile(r"[ \t\r\n]*")
+
+def _maybe_cut(e: json.JSONDecodeError, n: int) -> bool:
+  # what a value cut off by the end of the text looks like: an error at (or a literal or number's length before) the
+  # end, or a string still open; anything else is a real syntax error, the same one the whole text would give
+  return e.pos >= n - 16 or e.msg.startswith("Unterminated string")
 
 class _Scanner:
-  """A forgiving reader of a JSON array or object; stops at the first syntax error and keeps what came before."""
-  def __init__(self, text: str, w: Warnings, base: int):
-    self.text, self.w, self.base, self.dec = text, w, base, json.JSONDecoder()
+  """A forgiving reader of a JSON array or object whose text arrives in chunks; stops at the first syntax error and
+  keeps what came before. Holds a window of the text: what is not yet decoded, and the chunk it came in."""
+  def __init__(self, chunks: Iterable[bytes], w: Warnings):
+    self.chunks, self.w, self.dec = iter(chunks), w, json.JSONDecoder()
+    self.scan_once = self.dec.scan_once
+    self.utf8 = codecs.getincrementaldecoder("utf-8")("surrogateescape")  # keeps one char per bad byte: offsets stay exact
+    self.text, self.eof = "", False
+    self.base, self.line0 = 0, 1  # byte offset and line number of text[0]
+    self.top: dict[str, Any] = {}  # the document's keys besides traceEvents, filled as they are read
     self.stopped = False
 
-  def fail(self, what: str, i: int) -> None:
-    self.w.add(f"{what}; stopped reading here, everything before it kept", self.byte(i), self.text.count("\n", 0, i) + 1)
-    self.stopped = True
+  def fill(self, i: int, at_least: int = 1) -> int:
+    """Forgets the text before i and appends at least `at_least` characters more, unless the input ends; returns i's new index."""
+    done = self.text[:i]
+    self.base += len(done) if self.text.isascii() else len(done.encode("utf-8", "surrogateescape"))
+    self.line0 += done.count("\n")
+    parts, got = [self.text[i:]], 0
+    while got < at_least and not self.eof:
+      chunk = next(self.chunks, None)
+      if chunk is None: self.eof = True
+      parts.append(self.utf8.decode(chunk if chunk is not None else b"", final=chunk is None))
+      got += len(parts[-1])
+    self.text = "".join(parts)
+    return 0
+
+  def ws(self, i: int) -> int:
+    """Index of the next character that is not whitespace; len(text) only at the end of the input."""
+    while (i := _WS.match(self.text, i).end()) >= len(self.text) and not self.eof: i = self.fill(i)  # type: ignore[union-attr]
+    return i
 
   def byte(self, i: int) -> int: return self.base + len(self.text[:i].encode("utf-8", "surrogateescape"))
 
-  def value(self, i: int) -> tuple[Any, int]:
-    try: return self.dec.raw_decode(self.text, i)
-    except json.JSONDecodeError as e: self.fail(f"invalid JSON ({e.msg})", e.pos)
-    except RecursionError: self.fail("JSON nested too deeply", i)
-    return None, i
+  def fail(self, what: str, i: int) -> None:
+    self.w.add(f"{what}; stopped reading here, everything before it kept", self.byte(i), self.line0 + self.text.count("\n", 0, i))
+    self.stopped = True
 
-  def array(self, i: int) -> tuple[list[Any], int]:
-    items: list[Any] = []
-    after_value = False  # a value must be followed by ',' or ']'
+  def value(self, i: int) -> tuple[Any, int]:
     while True:
-      i = _skip_ws(self.text, i)
-      if i >= len(self.text):
-        self.w.add(f"unterminated array: the file ends after {len(items)} events (a trace cut short)", self.byte(i))
-        return items, i
+      try:
+        v, end = self.scan_once(self.text, i)  # what raw_decode calls, without its wrapper: this runs per event
+        # a number near the end may go on in the next chunk (12|34, 1|.5, 1|e5); anything else ends itself
+        if self.eof or type(v) not in (int, float) or end < len(self.text) - 16: return v, end
+      except StopIteration as stop:  # scan_once's way to say "Expecting value"
+        if self.stop_at(json.JSONDecodeError("Expecting value", self.text, stop.value)): return None, stop.value
+      except json.JSONDecodeError as e:
+        if self.stop_at(e): return None, e.pos
+      except RecursionError:
+        self.fail("JSON nested too deeply", i)
+        return None, i
+      i = self.fill(i, len(self.text) - i)  # at least double what the value has so far: no quadratic retries
+
+  def stop_at(self, e: json.JSONDecodeError) -> bool:
+    """A syntax error stops reading, unless it may be only where this chunk ends."""
+    if not self.eof and _maybe_cut(e, len(self.text)): return False
+    self.fail(f"invalid JSON ({e.msg})", e.pos)
+    return True
+
+  def array(self, i: int) -> Generator[Any, None, int]:
+    """Yields the array's elements; returns the index after it."""
+    n, after_value = 0, False  # a value must be followed by ',' or ']'
+    while True:
+      if (i := self.ws(i)) >= len(self.text):
+        self.w.add(f"unterminated array: the file ends after {n} events (a trace cut short)", self.byte(i))
+        return i
       c = self.text[i]
-      if c == "]": return items, i + 1
+      if c == "]": return i + 1
       if c == ",": i, after_value = i + 1, False; continue  # also skips trailing and doubled commas
       if after_value:
         self.fail("expected ',' or ']' between events", i)
-        return items, i
+        return i
       v, i = self.value(i)
-      if self.stopped: return items, i
-      items.append(v)
-      after_value = True
+      if self.stopped: return i
+      n, after_value = n + 1, True
+      yield v
 
-  def document(self) -> tuple[list[Any], dict[str, Any]]:
-    i = _skip_ws(self.text, 0)
-    if i < len(self.text) and self.text[i] == "[": return self.array(i + 1)[0], {}
-    if i >= len(self.text) or self.text[i] != "{": raise TraceError("not a Chrome trace: expected '[' or '{'", self.byte(i), 1)
-    i, events, top = i + 1, [], {}
+  def events(self) -> Iterator[Any]:
+    """The trace's events, one at a time, from the array form or the object form's traceEvents."""
+    while not self.text and not self.eof: self.fill(0)
+    start = self.byte(bom := 1 if self.text.startswith("\ufeff") else 0)  # after a BOM
+    i = self.ws(bom)
+    if self.text.startswith("[", i): return (yield from self.array(i + 1))
+    if not self.text.startswith("{", i): raise self.not_a_trace(i, start)
+    i += 1
     while not self.stopped:
-      i = _skip_ws(self.text, i)
-      if i >= len(self.text): self.w.add("unterminated object: the file ends early", self.byte(i)); break
+      if (i := self.ws(i)) >= len(self.text): self.w.add("unterminated object: the file ends early", self.byte(i)); break
       if self.text[i] == "}": break
       if self.text[i] == ",": i += 1; continue
       key, i = self.value(i)
       if self.stopped: break
-      i = _skip_ws(self.text, i)
+      i = self.ws(i)
       if not isinstance(key, str) or not self.text.startswith(":", i): self.fail("expected a \"key\": value", i); break
-      i = _skip_ws(self.text, i + 1)
-      if key == "traceEvents" and self.text.startswith("[", i): events, i = self.array(i + 1)
+      i = self.ws(i + 1)
+      if key == "traceEvents" and self.text.startswith("[", i): i = yield from self.array(i + 1)
       else:
         v, i = self.value(i)
-        if not self.stopped: top[key] = v
-    return events, top
+        if self.stopped: break
+        if key == "traceEvents": self.w.add("traceEvents is not an array; ignored")
+        else: self.top[key] = v
 
-def _raw_events(data: bytes, w: Warnings) -> tuple[list[Any], dict[str, Any]]:
-  base = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-  text = data[base:].decode("utf-8", "surrogateescape")  # keeps one char per bad byte, so offsets stay exact
-  try: doc = json.loads(text)
-  except (ValueError, RecursionError): return _Scanner(text, w, base).document()
-  if isinstance(doc, list): return doc, {}
-  if isinstance(doc, dict):
-    evs = doc.get("traceEvents", [])
-    if not isinstance(evs, list): w.add("traceEvents is not an array; ignored"); evs = []
-    return evs, {k: v for k, v in doc.items() if k != "traceEvents"}
-  raise TraceError(f"not a Chrome trace: the JSON document is a {type(doc).__name__}", base, 1)
+  def not_a_trace(self, i: int, start: int) -> TraceError:
+    i = self.fill(i, CHUNK)  # a small document whole, to say what it is
+    try: doc, end = self.dec.raw_decode(self.text, i)
+    except (ValueError, RecursionError): doc, end = None, -1
+    if end >= 0 and self.eof and not self.text[end:].strip(" \t\r\n"):
+      return TraceError(f"not a Chrome trace: the JSON document is a {type(doc).__name__}", start, 1)
+    return TraceError("not a Chrome trace: expected '[' or '{'", self.byte(i), 1)
 
 # *** import: raw event objects -> our events ***
 
@@ -159,39 +200,64 @@ def _ns(v: Any) -> int:
   if not math.isfinite(t): raise ValueError(f"timestamp {v!r} is not finite")
   return round(t * 1000)
 
+def _ours(top: dict[str, Any]) -> dict[str, Any] | None:
+  ours = top.get("otherData", {}).get("tinyviz") if isinstance(top.get("otherData"), dict) else None
+  return ours if isinstance(ours, dict) else None
+
+# Until every name is known an event's track is a key: ("thread", pid, tid), ("counter", pid, tid), ("process", pid)
+# or ("async", pid); one tuple per distinct key, shared by its events, replaced by the track's name at the end.
+TrackKey = tuple[str, ...]
+
 class _Importer:
   def __init__(self, top: dict[str, Any], w: Warnings):
-    self.w, self.out = w, []
-    ours = top.get("otherData", {}).get("tinyviz") if isinstance(top.get("otherData"), dict) else None
-    self.ours = ours if isinstance(ours, dict) else None
-    origin = self.ours.get("clock_origin_ns", 0) if self.ours else 0
-    self.origin = origin if type(origin) is int else 0
+    self.top, self.w, self.out = top, w, []
+    self.ours: dict[str, Any] | None = None
+    self.origin = 0
     self.pnames: dict[str, str] = {}
     self.tnames: dict[tuple[str, str], str] = {}
-    self.open: dict[tuple[str, ...], list[tuple[str, str, int, dict[str, Any]]]] = {}
+    self.keys: dict[TrackKey, TrackKey] = {}
+    self.int_threads: dict[tuple[int, int], TrackKey] = {}
+    self.shared = Shared()
+    self.open: dict[tuple[str, ...], list[tuple[str, TrackKey, int, dict[str, Any]]]] = {}
     self.kernels: set[int] = set()
     self.unsupported: dict[str, int] = {}
     self.last_ns = 0
 
+  def begin(self) -> None:
+    """The keys before the events are known: is this our own export (tracks, absolute times, kernels)?"""
+    self.ours = _ours(self.top)
+    origin = self.ours.get("clock_origin_ns", 0) if self.ours else 0
+    self.origin = origin if type(origin) is int else 0
+
   def ts(self, e: dict[str, Any]) -> int:
     t = _ns(e["ts"]) + self.origin
-    self.last_ns = max(self.last_ns, t)
+    if t > self.last_ns: self.last_ns = t
     return t
+
+  def key(self, *k: str) -> TrackKey: return self.keys.setdefault(k, k)
+  def thread(self, e: dict[str, Any]) -> TrackKey:
+    p, t = e.get("pid"), e.get("tid")
+    if type(p) is int and type(t) is int:  # the usual case, looked up by value (bools, equal to ints, are not ints here)
+      if (k := self.int_threads.get((p, t))) is None: k = self.int_threads[(p, t)] = self.key("thread", str(p), str(t))
+      return k
+    return self.key("thread", _key(p), _key(t))
 
   def process(self, p: str) -> str: return self.pnames.get(p) or (f"pid {p}" if p.lstrip("-").isdigit() else p or "global")
 
-  def track(self, e: dict[str, Any]) -> str:
-    p, t = _key(e.get("pid")), _key(e.get("tid"))
-    tname = self.tnames.get((p, t))
-    if self.ours is not None and tname: return tname  # our own export: the thread name is the track name
-    return f"{self.process(p)}/{tname or (f'tid {t}' if t.lstrip('-').isdigit() else t or 'main')}"
+  def track(self, k: TrackKey) -> str:
+    p, tname = k[1], self.tnames.get((k[1], k[2])) if len(k) == 3 else None
+    if k[0] == "thread":
+      if self.ours is not None and tname: return tname  # our own export: the thread name is the track name
+      t = k[2]
+      return f"{self.process(p)}/{tname or (f'tid {t}' if t.lstrip('-').isdigit() else t or 'main')}"
+    if k[0] == "counter" and self.ours is not None and tname: return tname
+    return f"{self.process(p)}/async" if k[0] == "async" else self.process(p)
 
-  def names(self, evs: list[Any]) -> None:
-    for e in evs:
-      if isinstance(e, dict) and e.get("ph") == "M" and isinstance(e.get("args"), dict) and "name" in e["args"]:
-        p, t = _key(e.get("pid")), _key(e.get("tid"))
-        if e.get("name") == "process_name": self.pnames[p] = str(e["args"]["name"])
-        elif e.get("name") == "thread_name": self.tnames[(p, t)] = str(e["args"]["name"])
+  def name(self, e: dict[str, Any]) -> None:
+    if isinstance(e.get("args"), dict) and "name" in e["args"]:
+      p, t = _key(e.get("pid")), _key(e.get("tid"))
+      if e.get("name") == "process_name": self.pnames[p] = str(e["args"]["name"])
+      elif e.get("name") == "thread_name": self.tnames[(p, t)] = str(e["args"]["name"])
 
   def event(self, k: int, e: Any) -> None:
     if not isinstance(e, dict): return self.w.add(f"event {k}: not an object; skipped")
@@ -207,7 +273,7 @@ class _Importer:
       elif ph == "C": self.counter(e)
       elif ph in ("i", "I", "n", "R"): self.instant(e)
       elif ph in ("s", "t", "f"): self.flow(e)
-      elif ph == "M": pass  # names were read in the first pass; sort indices and labels are not needed
+      elif ph == "M": self.name(e)  # process and thread names; sort indices and labels are not needed
       else: self.unsupported[ph] = self.unsupported.get(ph, 0) + 1
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as x:
       self.w.add(f"event {k} (ph {ph!r}): {type(x).__name__}: {x}; skipped")
@@ -215,27 +281,26 @@ class _Importer:
   def complete(self, e: dict[str, Any]) -> None:
     start, dur = self.ts(e), _ns(e.get("dur", 0))
     if dur < 0: self.w.add(f"X event {e.get('name')!r} has negative dur {e.get('dur')}; kept with dur 0"); dur = 0
-    args = dict(e["args"]) if isinstance(e.get("args"), dict) else ({} if "args" not in e else {"args": e["args"]})
+    args = a if isinstance(a := e.get("args"), dict) else ({} if "args" not in e else {"args": a})
     if self.ours is not None and isinstance(info := args.pop("kernel_info", None), dict): self.kernel(info)
-    self.span(self.track(e), e.get("name", ""), start, start + dur, e.get("cat", ""), args)
+    self.span(self.thread(e), e.get("name", ""), start, start + dur, e.get("cat", ""), args)
 
-  def span(self, track: str, name: Any, start: int, end: int, cat: Any, args: dict[str, Any]) -> None:
-    self.out.append(Span(track, str(name), start, end, str(cat), args))
-    self.last_ns = max(self.last_ns, end)
+  def span(self, track: TrackKey, name: Any, start: int, end: int, cat: Any, args: dict[str, Any]) -> None:
+    self.out.append(Span(track, self.shared.s(str(name)), start, end, self.shared.s(str(cat)), self.shared.args(args)))  # type: ignore[arg-type]
+    if end > self.last_ns: self.last_ns = end
 
   def kernel(self, info: dict[str, Any]) -> None:
     try: k = from_json({"type": "kernel", "src": "", "ctx": None, "uops": [], **info})
     except SchemaError as x: return self.w.add(f"kernel_info: {x}; ignored")
     if isinstance(k, Kernel) and k.id not in self.kernels: self.kernels.add(k.id); self.out.append(k)
 
-  def pending(self, e: dict[str, Any]) -> tuple[str, str, int, dict[str, Any]]:
-    return (str(e.get("ph")), self.track(e) if e.get("ph") in "BE" else f"{self.process(_key(e.get('pid')))}/async",
-            self.ts(e), e)
+  def pending(self, e: dict[str, Any]) -> tuple[str, TrackKey, int, dict[str, Any]]:
+    return (str(e.get("ph")), self.thread(e) if e.get("ph") in "BE" else self.key("async", _key(e.get("pid"))), self.ts(e), e)
 
   def pair(self) -> None:
     """Matches B with E per thread (and b with e per async id) in time order; an unclosed begin ends at the last timestamp."""
     for key, evs in self.open.items():
-      stack: list[tuple[str, int, dict[str, Any]]] = []
+      stack: list[tuple[TrackKey, int, dict[str, Any]]] = []
       for ph, track, t, e in sorted(evs, key=lambda x: x[2]):
         if ph in "Bb": stack.append((track, t, e))
         elif not stack: self.w.add(f"{ph!r} event {e.get('name')!r} at ts {e.get('ts')} has no matching begin; skipped")
@@ -245,44 +310,77 @@ class _Importer:
           self.span(track, b.get("name", e.get("name", "")), start, t, b.get("cat", e.get("cat", "")), args)
       for track, start, b in stack:
         self.w.add(f"begin event {b.get('name')!r} at ts {b.get('ts')} never ends; kept, ending at the last timestamp")
-        self.span(track, b.get("name", ""), start, max(start, self.last_ns), b.get("cat", ""), dict(b.get("args") or {}))
+        self.span(track, b.get("name", ""), start, max(start, self.last_ns), b.get("cat", ""),
+                  b["args"] if isinstance(b.get("args"), dict) else {})
 
   def counter(self, e: dict[str, Any]) -> None:
-    tname = self.tnames.get((_key(e.get("pid")), _key(e.get("tid"))))
-    track = tname if self.ours is not None and tname else self.process(_key(e.get("pid")))
+    track = self.key("counter", _key(e.get("pid")), _key(e.get("tid")))
     name, ts = str(e.get("name", "")), self.ts(e)
     if "id" in e: name = f"{name} {e['id']}"
     series = e.get("args") if isinstance(e.get("args"), dict) else {}
     for key, v in series.items():
       if isinstance(v, (int, float)) and not isinstance(v, bool):
-        self.out.append(Counter(track, name if len(series) == 1 else f"{name}.{key}", ts, float(v)))
+        self.out.append(Counter(track, self.shared.s(name if len(series) == 1 else f"{name}.{key}"), ts, float(v)))  # type: ignore[arg-type]
 
   def instant(self, e: dict[str, Any]) -> None:
     args = e.get("args") if isinstance(e.get("args"), dict) else {}
     # PyTorch writes memory use as "[memory]" instants; a counter is what they mean
     if e.get("name") == "[memory]" and isinstance(v := args.get("Total Allocated"), (int, float)):
-      self.out.append(Counter(self.process(_key(e.get("pid"))), "memory allocated", self.ts(e), float(v)))
-    else: self.out.append(Marker(str(e.get("name", "")), self.ts(e)))
+      self.out.append(Counter(self.key("process", _key(e.get("pid"))), "memory allocated", self.ts(e), float(v)))  # type: ignore[arg-type]
+    else: self.out.append(Marker(self.shared.s(str(e.get("name", ""))), self.ts(e)))
 
   def flow(self, e: dict[str, Any]) -> None:
     ident = e.get("id", e.get("id2", e.get("bind_id")))
     if ident is None: raise KeyError("flow event without id")
-    self.out.append(Flow(_key(ident), str(e["ph"]), self.track(e), str(e.get("name", "")), str(e.get("cat", "")), self.ts(e)))
+    self.out.append(Flow(_key(ident), str(e["ph"]), self.thread(e), self.shared.s(str(e.get("name", ""))),  # type: ignore[arg-type]
+                         self.shared.s(str(e.get("cat", ""))), self.ts(e)))
+
+  def late(self) -> None:
+    """otherData came after the events (our writer puts it first): apply to the events read what it says."""
+    self.begin()
+    out, self.out = self.out, []
+    for e in out:
+      if isinstance(e, Span):
+        e.start_ns, e.end_ns = e.start_ns + self.origin, e.end_ns + self.origin
+        if isinstance(info := e.args.pop("kernel_info", None), dict): self.kernel(info)
+      elif isinstance(e, (Counter, Marker, Flow)): e.ts_ns += self.origin
+      self.out.append(e)
+    self.last_ns += self.origin
+    self.open = {k: [(ph, track, t + self.origin, e) for ph, track, t, e in evs] for k, evs in self.open.items()}
+
+  def end(self) -> None:
+    if self.ours is None and _ours(self.top) is not None: self.late()
+    self.pair()
+    names = {k: self.track(k) for k in self.keys}
+    for e in self.out:
+      if isinstance(e, (Span, Counter, Flow)): e.track = names[e.track]  # type: ignore[index]
+    self.run()
 
   def run(self) -> None:
     if self.ours is None or not isinstance(self.ours.get("run"), dict): return
     try: self.out.insert(0, from_json(self.ours["run"]))
     except SchemaError as x: self.w.add(f"otherData.tinyviz.run: {x}; ignored")
 
+def _first_then(first: Warnings, then: Warnings) -> list[ReadWarning]:
+  # where reading stopped matters most: it leads, as when the text was checked before any event was read
+  items = first.items + then.items
+  more = first.skipped + then.skipped + max(0, len(items) - MAX_WARNINGS)
+  return items[:MAX_WARNINGS] + ([ReadWarning(f"... and {more} more warnings")] if more else [])
+
+def read_chrome_chunks(chunks: Iterable[bytes]) -> Trace:
+  """Reads Chrome trace-event JSON arriving in chunks of bytes (not gzipped: see profiler.load).
+  Raises TraceError only when it is not JSON at all."""
+  ws, w = Warnings(), Warnings()
+  scan = _Scanner(chunks, ws)
+  imp = _Importer(scan.top, w)
+  for k, e in enumerate(scan.events()):
+    if k == 0: imp.begin()
+    imp.event(k, e)
+  imp.end()
+  for ph, n in sorted(imp.unsupported.items()): w.add(f"skipped {n} events of unsupported phase {ph!r}")
+  meta = {k: v for k, v in scan.top.items() if k in ("displayTimeUnit", "otherData", "traceName", "schemaVersion")}
+  return Trace(imp.out, _first_then(ws, w), "chrome", meta)
+
 def read_chrome(data: bytes) -> Trace:
   """Reads Chrome trace-event JSON (not gzipped: see profiler.load). Raises TraceError only when it is not JSON at all."""
-  w = Warnings()
-  raw, top = _raw_events(data, w)
-  imp = _Importer(top, w)
-  imp.names(raw)
-  for k, e in enumerate(raw): imp.event(k, e)
-  imp.pair()
-  imp.run()
-  for ph, n in sorted(imp.unsupported.items()): w.add(f"skipped {n} events of unsupported phase {ph!r}")
-  meta = {k: v for k, v in top.items() if k in ("displayTimeUnit", "otherData", "traceName", "schemaVersion")}
-  return Trace(imp.out, w.done(), "chrome", meta)
+  return read_chrome_chunks(data[i:i + CHUNK] for i in range(0, len(data), CHUNK))

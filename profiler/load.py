@@ -1,38 +1,81 @@
-"""Opening any trace we read: ours (JSON Lines) or Chrome JSON, each plain or gzipped (told by bytes, not name)."""
+"""Opening any trace we read: ours (JSON Lines) or Chrome JSON, each plain or gzipped (told by bytes, not name).
+
+Input is read as a stream of chunks, decompressed as it arrives, and each event becomes one of ours as soon as it
+is decoded: a file is never held whole, nor its text beside a dict per event (a 1M-span Chrome trace took 1.8 GB so).
+"""
 from __future__ import annotations
-import zlib
-from profiler.tracefile import Trace, TraceError, ReadWarning, read_jsonl, is_jsonl_trace
-from profiler.chrome import read_chrome
+import itertools, zlib
+from typing import Iterable, Iterator
+from profiler.tracefile import CHUNK, Trace, TraceError, ReadWarning, read_jsonl_chunks, is_jsonl_trace
+from profiler.chrome import read_chrome_chunks
 
 GZIP_MAGIC = b"\x1f\x8b"
+GZIP_STEP = 1 << 13  # compressed bytes fed to zlib at a time: bounds the text one step gives (a 1000x ratio is rare)
 
-def gunzip(data: bytes) -> tuple[bytes, list[ReadWarning]]:
-  """Decompresses what it can: a truncated or corrupt stream gives the bytes before the damage and a warning."""
-  out, warnings = [], []
-  while data[:2] == GZIP_MAGIC:  # several members may follow one another
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    for i in range(0, len(data), 1 << 13):
-      try: out.append(d.decompress(data[i:i + (1 << 13)]))
-      except zlib.error as e:
-        warnings.append(ReadWarning(f"gzip data corrupt ({e}) within compressed bytes {i}..{i + (1 << 13)}; "
-                                    f"using the {sum(map(len, out))} bytes decompressed before it"))
-        return b"".join(out), warnings
-      if d.eof: break
-    if not d.eof:
-      warnings.append(ReadWarning(f"gzip stream truncated; using the {sum(map(len, out))} bytes decompressed"))
-      break
-    data = d.unused_data
-  return b"".join(out), warnings
+def _upto_damage(d: zlib._Decompress, data: bytes) -> tuple[bytes, int, zlib.error]:
+  """Feeds data to d a byte at a time: the text zlib gives before it notices the damage, and the index where it does."""
+  out = []
+  for j in range(len(data)):
+    try: out.append(d.decompress(data[j:j + 1]))
+    except zlib.error as e: return b"".join(out), j, e
+  return b"".join(out), len(data), zlib.error("no error fed byte by byte")  # not reached: zlib is deterministic
 
-def parse(data: bytes) -> Trace:
-  """Reads a trace from bytes. Raises TraceError only when nothing in them is readable."""
+def gunzip_chunks(chunks: Iterable[bytes], warnings: list[ReadWarning]) -> Iterator[bytes]:
+  """Decompresses gzip members one after another as their bytes arrive. A truncated or corrupt stream ends after
+  the text decompressed before the damage, with a warning appended to `warnings`."""
+  d = None
+  pos = out = 0  # compressed bytes consumed, decompressed bytes given
+  rest = b""     # the start of a member too short to check its magic yet
+  for data in chunks:
+    data, rest, i = rest + data, b"", 0
+    while i < len(data):
+      if d is None:  # between members: another one, or bytes after the last that we ignore
+        if len(data) - i < 2: rest = data[i:]; break
+        if data[i:i + 2] != GZIP_MAGIC: return
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+      step, before = data[i:i + GZIP_STEP], d.copy()  # the copy: to go over a damaged step again, a byte at a time
+      try: text = d.decompress(step)
+      except zlib.error:
+        text, at, e = _upto_damage(before, step)
+        if text: yield text
+        warnings.append(ReadWarning(f"gzip data corrupt ({e}) at compressed byte {pos + at}; "
+                                    f"using the {out + len(text)} bytes decompressed before it"))
+        return
+      used = len(step) - len(d.unused_data) if d.eof else len(step)
+      pos, out, i = pos + used, out + len(text), i + used
+      if d.eof: d = None
+      if text: yield text
+  if d is not None: warnings.append(ReadWarning(f"gzip stream truncated; using the {out} bytes decompressed"))
+
+def _peek(chunks: Iterator[bytes], n: int) -> tuple[bytes, Iterator[bytes]]:
+  """The input's first chunks joined, until they hold n bytes and one that is not whitespace (or the input ends);
+  and the whole input again, those chunks included."""
+  head: list[bytes] = []
+  size = 0
+  for c in chunks:
+    head.append(c)
+    size += len(c)
+    if size >= n and not b"".join(head).isspace(): break
+  first = b"".join(head)
+  return first, itertools.chain([first], chunks)
+
+def read_chunks(chunks: Iterator[bytes]) -> Trace:
+  """Reads a trace arriving as chunks of bytes. Raises TraceError only when nothing in them is readable."""
   pre: list[ReadWarning] = []
-  if data[:2] == GZIP_MAGIC: data, pre = gunzip(data)
-  if not data or data.isspace(): raise TraceError("empty trace" + (f" ({pre[0]})" if pre else ""))
-  trace = read_jsonl(data) if is_jsonl_trace(data) else read_chrome(data)
+  magic, chunks = _peek(chunks, 2)
+  if magic[:2] == GZIP_MAGIC: chunks = gunzip_chunks(chunks, pre)
+  head, chunks = _peek(chunks, 400)
+  if not head or head.isspace(): raise TraceError("empty trace" + (f" ({pre[0]})" if pre else ""))
+  read = read_jsonl_chunks if is_jsonl_trace(head) else read_chrome_chunks
+  del magic, head  # not held while the rest is read
+  trace = read(chunks)
   trace.warnings[:0] = pre
   return trace
 
-def load(path: str) -> Trace:
+def parse(data: bytes, chunk_size: int = CHUNK) -> Trace:
+  """Reads a trace from bytes. Raises TraceError only when nothing in them is readable."""
+  return read_chunks(data[i:i + chunk_size] for i in range(0, len(data), chunk_size))
+
+def load(path: str, chunk_size: int = CHUNK) -> Trace:
   """Reads a trace file. Raises OSError if it cannot be read, TraceError if nothing in it is readable."""
-  with open(path, "rb") as f: return parse(f.read())
+  with open(path, "rb") as f: return read_chunks(iter(lambda: f.read(chunk_size), b""))

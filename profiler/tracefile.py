@@ -7,8 +7,8 @@ each thing skipped, naming its line and byte offset. `TraceError` is raised only
 from __future__ import annotations
 import json, math, os
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
-from profiler.events import FORMAT, VERSION, Event, RunEnd, UOpDef, Rewrite, SchemaError, from_json, header
+from typing import Any, BinaryIO, Iterable
+from profiler.events import FORMAT, VERSION, Event, RunEnd, UOpDef, Rewrite, Span, Counter, Marker, Flow, SchemaError, from_json, header
 
 class TraceError(ValueError):
   """The input is not a trace we can read at all; `offset` (bytes) and `line` say where, when known."""
@@ -82,14 +82,42 @@ class TraceWriter:
 
 # *** reading ***
 
+NO_ARGS: dict[str, Any] = {}  # the args of every span read without any: treat as read-only, like the events
+
+class Shared:
+  """One object per distinct string (track, name, category, args key) among the events of one read: a million spans
+  of a few kernels then hold a few strings, not a million copies of each. Past `limit` distinct strings new ones
+  are kept as they are, so that unique names cost no more than they did."""
+  def __init__(self, limit: int = 1 << 16) -> None:
+    self.strs: dict[str, str] = {}
+    self.limit = limit
+
+  def s(self, v: str) -> str:
+    if (got := self.strs.get(v)) is not None: return got
+    if len(self.strs) < self.limit: self.strs[v] = v
+    return v
+
+  def args(self, d: dict[str, Any]) -> dict[str, Any]:
+    if not d: return NO_ARGS
+    get = self.strs.get  # per key of every span: the lookup that almost always hits, without a Python call
+    return {get(k) or self.s(k): v for k, v in d.items()}
+
+  def event(self, ev: Event) -> None:
+    if type(ev) is Span: ev.track, ev.name, ev.cat, ev.args = self.s(ev.track), self.s(ev.name), self.s(ev.cat), self.args(ev.args)
+    elif type(ev) is Counter: ev.track, ev.name = self.s(ev.track), self.s(ev.name)
+    elif type(ev) is Marker: ev.name = self.s(ev.name)
+    elif type(ev) is Flow: ev.track, ev.name, ev.cat = self.s(ev.track), self.s(ev.name), self.s(ev.cat)
+
 class JsonlDecoder:
-  """Turns our trace's bytes into events, fed in pieces (a whole file, or what a live file gained since)."""
-  def __init__(self) -> None:
+  """Turns our trace's bytes into events, fed in pieces (a whole file, or what a live file gained since).
+  With `share`, equal strings of the events become one object (see Shared): for a read, not a file followed forever."""
+  def __init__(self, share: bool = False) -> None:
     self.warnings, self.offset, self.line = Warnings(), 0, 0
     self.version: int | None = None
     self.ended = False
     self._partial = b""
     self._uops: set[int] = set()
+    self._shared = Shared() if share else None
 
   def feed(self, data: bytes, final: bool = False) -> list[Event]:
     data, start = self._partial + data, self.offset
@@ -118,10 +146,13 @@ class JsonlDecoder:
       if self.version is None: raise TraceError(f"not a {FORMAT} file: {e}", offset, self.line) from None
       return self.warnings.add(f"invalid JSON, line skipped: {e}", offset, self.line)
     if self.version is None: return self._header(obj, offset)
+    if isinstance(obj, dict) and not isinstance(obj.get("type"), str):  # from_json would raise TypeError on a list
+      return self.warnings.add(f"unknown event type {obj.get('type')!r}; skipped", offset, self.line)
     try: ev = from_json(obj)
     except SchemaError as e: return self.warnings.add(f"{e}; skipped", offset, self.line)
     if (problem := self._dangling(ev)) is not None: return self.warnings.add(problem, offset, self.line)
     if isinstance(ev, RunEnd): self.ended = True
+    if self._shared is not None: self._shared.event(ev)
     out.append(ev)
 
   def _header(self, obj: Any, offset: int) -> None:
@@ -142,9 +173,16 @@ class JsonlDecoder:
       if any(u not in self._uops for u in ids): return f"rewrite {ev.id} refers to an undefined uop; skipped"
     return None
 
-def read_jsonl(data: bytes) -> Trace:
-  dec = JsonlDecoder()
-  events = dec.feed(data, final=True)
+CHUNK = 1 << 20  # bytes read at a time
+
+def read_jsonl(data: bytes) -> Trace: return read_jsonl_chunks(data[i:i + CHUNK] for i in range(0, len(data), CHUNK))
+
+def read_jsonl_chunks(chunks: Iterable[bytes]) -> Trace:
+  """Reads our trace arriving in chunks of bytes, a line at a time: only a chunk and the events are held."""
+  dec = JsonlDecoder(share=True)
+  events: list[Event] = []
+  for chunk in chunks: events += dec.feed(chunk)
+  events += dec.feed(b"", final=True)
   if dec.version is None: raise TraceError(f"empty input, no {FORMAT} header")
   if not dec.ended: dec.warnings.add("no run_end event: the process was killed or is still running")
   return Trace(events, dec.warnings.done(), "tinyviz", {"version": dec.version})
