@@ -5,18 +5,11 @@ with its IDX files (train-images-idx3-ubyte[.gz], ...).
                                                  exits with 1 below TARGET_ACC=95 (% test accuracy)
   VIZ=1 python examples/beautiful_digits.py      watch every rewrite and kernel while it trains"""
 from __future__ import annotations
-import gzip, os, pathlib, struct, sys, time
+import os, pathlib, sys, time
 from tinygrad import Tensor, TinyJit, nn, GlobalCounters
 from tinygrad.helpers import getenv
 from tinygrad.nn.state import get_parameters
-
-def _idx(path: pathlib.Path):
-  import numpy as np
-  raw = path.read_bytes()
-  if raw[:2] == b"\x1f\x8b": raw = gzip.decompress(raw)
-  ndim = raw[3]
-  shape = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
-  return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+from tinygrad.nn.datasets import FILES, read_idx
 
 def load_data():
   import numpy as np
@@ -25,8 +18,8 @@ def load_data():
       for p in (pathlib.Path(d) / stem, pathlib.Path(d) / f"{stem}.gz"):
         if p.exists(): return p
       raise FileNotFoundError(f"MNIST_DIR={d} has no {stem}[.gz]")
-    X_train, Y_train = _idx(find("train-images-idx3-ubyte")), _idx(find("train-labels-idx1-ubyte"))
-    X_test, Y_test = _idx(find("t10k-images-idx3-ubyte")), _idx(find("t10k-labels-idx1-ubyte"))
+    idx = lambda stem: read_idx((p := find(stem)).read_bytes(), str(p))  # noqa: E731
+    X_train, Y_train, X_test, Y_test = (idx(stem) for stem in FILES)
     scale = 255.0
   else:
     from sklearn.datasets import load_digits

@@ -83,6 +83,27 @@ def profile_marker(name: str) -> None:
   from tinygrad import tracing
   if (t := tracing.tracer) is not None: t.marker(name, perf_ns())
 
+def round_up(n: int, multiple: int) -> int: return ceildiv(n, multiple) * multiple
+
+# what tinygrad scripts print with (`from tinygrad.helpers import colored, trange`), kept in their own file
+from tinygrad.terminal import colored, ansistrip, ansilen, tqdm, trange, Timing  # noqa: E402, F401
+
 def cache_dir(kind: str) -> pathlib.Path:
-  """Where compiled kernels of one kind live on disk (`cpu`, `cuda`, `plans`): TINYVIZ_CACHE, else ~/.cache/tinyviz."""
+  """Where one kind of cached file lives (compiled kernels: `cpu`, `cuda`; `plans`; `downloads`): TINYVIZ_CACHE, else ~/.cache/tinyviz."""
   return pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / kind
+
+def fetch(url: str, name: str | None = None) -> pathlib.Path:
+  """The file at url, downloaded once into cache_dir("downloads") (as `name`, else a hash of the url); tinygrad's
+  helper of the same name. Raises OSError when it cannot be downloaded."""
+  import hashlib, tempfile, urllib.request
+  out = cache_dir("downloads") / (name or hashlib.sha256(url.encode()).hexdigest()[:32])
+  if out.exists(): return out
+  out.parent.mkdir(parents=True, exist_ok=True)
+  with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".part", delete=False) as f: tmp = f.name
+  try:
+    with urllib.request.urlopen(url, timeout=60) as r, open(tmp, "wb") as f:
+      while chunk := r.read(1 << 20): f.write(chunk)
+    os.replace(tmp, out)  # whole or not at all: an interrupted download leaves no file that looks complete
+  finally:
+    if os.path.exists(tmp): os.unlink(tmp)
+  return out

@@ -1,6 +1,6 @@
 """Tensor: a lazy view of a UOp graph. Nothing runs until realize() (or numpy(), tolist(), item())."""
 from __future__ import annotations
-import math, struct, weakref, itertools
+import functools, math, struct, weakref, itertools
 from typing import Any, Sequence
 from tinygrad.dtype import DType, dtypes, to_dtype, least_upper_dtype, least_upper_float
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
@@ -74,10 +74,24 @@ def _tensor_call(fn):
   wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = name, fn.__doc__, fn  # type: ignore[attr-defined]
   return wrapper
 
+class _NoGrad:
+  """Sets Tensor.no_grad for a block or a decorated function, restoring it after."""
+  def __init__(self, mode: bool): self.mode = mode
+  def __enter__(self):
+    self.prev, Tensor.no_grad = Tensor.no_grad, self.mode
+    return self
+  def __exit__(self, *exc): Tensor.no_grad = self.prev
+  def __call__(self, fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kw):
+      with _NoGrad(self.mode): return fn(*args, **kw)
+    return wrapper
+
 class Tensor(IndexOps):  # noqa: PLW1641
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
   __slots__ = ("uop", "_requires_grad", "grad", "_lazy", "__weakref__")
   training: bool = False
+  no_grad: bool = False  # set by Tensor.test(): inference, no backward
   _seed, _draws = 0, 0  # random numbers: the seed and how many tensors were drawn since it was set
   _rng_step: dict[str, Tensor] = {}  # per device: a buffer TinyJit bumps before each replay
   _live: _WeakTensors  # every Tensor alive (backward finds the ones that require grad here)
@@ -856,6 +870,7 @@ class Tensor(IndexOps):  # noqa: PLW1641
   @_tensor_call
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad that self depends on."""
+    if Tensor.no_grad: raise RuntimeError("backward() inside Tensor.test() (Tensor.no_grad is set): gradients are off there")
     in_graph = set(self.uop.toposort())
     tensors = [t for t in list(Tensor._live) if t.requires_grad and (t.uop in in_graph or t._lazy in in_graph)]
     # a tensor realized after this graph was built appears in it as its earlier, lazy graph
@@ -867,6 +882,10 @@ class Tensor(IndexOps):  # noqa: PLW1641
     """Decorator/context: run with Tensor.training set."""
     from tinygrad.helpers import Context
     return Context(TRAINING=int(mode))
+  @staticmethod
+  def test(mode: bool = True) -> _NoGrad:
+    """Decorator/context for inference (tinygrad's `@Tensor.test()`): Tensor.no_grad is set, so backward refuses."""
+    return _NoGrad(mode)
 
   # ----- neural network functions
   def one_hot(self, num_classes: int) -> Tensor:
