@@ -141,3 +141,18 @@ def test_window_sums_index_without_division():
   for ky in range(3):
     for kx in range(3): ref[:, :, ky:ky + 8, kx:kx + 8] += w.numpy()[:, :, ky, kx].sum(0)[None, :, None, None]
   np.testing.assert_allclose(img.grad.numpy(), ref[:, :, 1:9, 1:9], rtol=1e-5)
+
+def test_indexing_rows_by_a_tensor_is_a_gather_not_a_sum_over_every_row():
+  """X[idx] is built as a one-hot sum over X's rows (tinygrad's idiom); the lowering turns it into one gated load per
+  element: no loop over the 500 rows, and an index outside the rows gives 0 as the one-hot sum would."""
+  x = np.random.default_rng(0).standard_normal((500, 3, 4)).astype(np.float32)
+  X, idx = Tensor(x).realize(), Tensor([3, 499, 0, -1, -500]).realize()
+  out = X[idx]
+  src = R.get_program(kernel_params(kernels(out)[-1])[0], "CPU").src
+  assert "for (int ridx" not in src and "500" in src, src
+  np.testing.assert_array_equal(out.numpy(), x[[3, 499, 0, -1, -500]])
+  # the one-hot form it replaces, written out: an index past the rows matches no row
+  far = Tensor([2, 700]).realize()
+  onehot = (far.reshape(2, 1, 1) == Tensor.arange(500).reshape(1, 1, 500)).where(X.reshape(1, 500, 12).expand(2, 500, 12).permute(0, 2, 1), 0).sum(2)
+  assert "for (int ridx" not in R.get_program(kernel_params(kernels(onehot)[-1])[0], "CPU").src
+  np.testing.assert_array_equal(onehot.numpy(), np.stack([x[2].reshape(12), np.zeros(12, np.float32)]))

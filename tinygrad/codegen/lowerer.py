@@ -137,7 +137,26 @@ pm_clean_gates = PatternMatcher([
   (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("i"), UPat.var("g"))), _divmod_under_gate),
 ])
 
-pm_simplify = symbolic + pm_clean_gates
+def _onehot_sum(red: UOp) -> UOp | None:
+  """sum over r of `e == r ? x : 0`, e not depending on r, is x at r = e where 0 <= e < n: tensor indexing (`X[idx]`)
+  builds a gather as such a one-hot sum over all of X's rows; this turns n loads per element into one gated load."""
+  w = red.src[0]
+  if red.arg is not Ops.ADD or w.op is not Ops.WHERE or w.src[0].op is not Ops.CMPEQ or w.src[2].op is not Ops.CONST or w.src[2].arg != 0: return None
+  a, b = w.src[0].src
+  for r in red.src[1:]:
+    if (e := b if a is r else a if b is r else None) is None or r in e.toposort(): continue
+    valid = _and(UOp(Ops.CMPLT, dtypes.bool, (_c(-1), e)), UOp(Ops.CMPLT, dtypes.bool, (e, r.src[0])))
+    # each load that moves with r reads row e now: gated, so an index outside 0..n-1 reads nothing (and gives 0)
+    loads = {u: UOp(Ops.LOAD, u.dtype, (u.src[0], u.src[1].substitute({r: e}), _and(valid, u.src[2]) if len(u.src) == 3 else valid))
+             for u in w.src[1].toposort() if u.op is Ops.LOAD and r in u.toposort()}
+    x = UOp(Ops.WHERE, w.dtype, (valid, w.src[1].substitute({**loads, r: e}), w.src[2]))
+    rest = tuple(s for s in red.src[1:] if s is not r)
+    return UOp(Ops.REDUCE, red.dtype, (x, *rest), red.arg) if rest else x
+  return None
+
+pm_gather = PatternMatcher([(UPat(Ops.REDUCE, src=(UPat(Ops.WHERE),), allow_any_len=True, name="red"), _onehot_sum)])
+
+pm_simplify = symbolic + pm_clean_gates + pm_gather
 pm_lower = pm_lower_index + pm_simplify
 
 def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
