@@ -24,7 +24,7 @@ test("rows: Tensor calls, host, then devices by name; a device with queues gets 
   const m = new TimelineModel(META);
   const rows = m.layout();
   const desc = rows.map(r => `${r.kind}:${r.label}`);
-  assert.deepEqual(desc, ["track:Tensor calls", "track:Host", "track:CPU", "group:CUDA:1", "track:CUDA:1", "track:copy", "counter:memory", "group:Counters", "counter:power"]);
+  assert.deepEqual(desc, ["track:Tensor calls", "track:Host", "track:CPU", "group:CUDA:1", "track:CUDA:1", "track:copy", "counter:memory", "group:Counters", "counter:elsewhere power"]);
   // rows stack without gaps
   for (let i = 1; i < rows.length; i++) assert.equal(rows[i].y, rows[i - 1].y + rows[i - 1].h);
   assert.equal(m.height, rows.at(-1).y + rows.at(-1).h);

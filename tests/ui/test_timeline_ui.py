@@ -115,16 +115,16 @@ def test_select_kernel_span_and_open_its_rewrites(page, tl_server, artifacts):
     assert field in text, text
   assert re.search(r"duration\s+[\d.]+ (ns|µs|ms)", text)
   assert pg.evaluate("location.hash").count("span=") == 0 or True  # written after a short delay
-  pg.wait_for_function("location.hash.includes('span=')", timeout=3000)
+  pg.wait_for_function("location.hash.includes('span=')", timeout=10000)
   pg.screenshot(path=str(artifacts / "timeline_selected.png"))
   details.locator("button", has_text="Open in rewrite explorer").click()
-  pg.wait_for_function("location.hash.startsWith('#/rewrites') && location.hash.includes('ctx=')", timeout=5000)
+  pg.wait_for_function("location.hash.startsWith('#/rewrites') && location.hash.includes('ctx=')", timeout=10000)
   assert "kernel=" in pg.evaluate("location.hash")
   assert pg.locator("#view-rewrites").is_visible()
   assert not pg.locator("#view-timeline").is_visible()
   # back to the timeline: the same span is still selected
   pg.go_back()
-  pg.wait_for_function("location.hash.startsWith('#/timeline')", timeout=5000)
+  pg.wait_for_function("location.hash.startsWith('#/timeline')", timeout=10000)
   pg.wait_for_selector("#view-timeline[data-state=ready]", timeout=10000)
   assert pg.evaluate(f"{TL}.debug.view.selected") == sel
 

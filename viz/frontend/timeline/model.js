@@ -153,7 +153,8 @@ export class TimelineModel {
     if (homeless.length) {
       const collapsed = this.collapsed.has("\u0000counters");
       add({ kind: "group", h: GROUP_H, label: "Counters", indent: 0, group: "\u0000counters", collapsed });
-      if (!collapsed) for (const c of homeless) add({ kind: "counter", h: COUNTER_H, label: c.name, indent: 1, counter: c });
+      // no track of theirs to sit under: the label names the device too ("PYTHON memory", not a bare "memory")
+      if (!collapsed) for (const c of homeless) add({ kind: "counter", h: COUNTER_H, label: c.track ? `${c.track} ${c.name}` : c.name, indent: 1, counter: c });
     }
     this.rows = rows;
     this.height = y;
