@@ -114,7 +114,6 @@ def test_select_kernel_span_and_open_its_rewrites(page, tl_server, artifacts):
   for field in ("device", "start", "duration", "global size", "GFLOPS", "GB/s"):
     assert field in text, text
   assert re.search(r"duration\s+[\d.]+ (ns|µs|ms)", text)
-  assert pg.evaluate("location.hash").count("span=") == 0 or True  # written after a short delay
   pg.wait_for_function("location.hash.includes('span=')", timeout=10000)
   pg.screenshot(path=str(artifacts / "timeline_selected.png"))
   details.locator("button", has_text="Open in rewrite explorer").click()
