@@ -130,12 +130,16 @@ def test_a_gpu_thread_keeps_a_small_register_tile():
   assert 2 <= len(re.findall(r"float acc\d+ = ", src)) <= 16, src
 
 # the op suite: every kernel the numpy-checked suites run, collected by running them on CPU in a child process
-SUITE = ["tests/test_ops.py", "tests/test_dtype.py", "tests/test_tensor_api.py"]
+SUITE = ["tests/test_ops.py", "tests/test_dtype.py", "tests/test_tensor_api.py"]  # run on every device: their CPU cases
+SUITE_ALL = ["tests/test_tensor_api_more.py"]  # on the default device only: all of it
 COLLECT = r"""
 import json, sys, pytest
 from tinygrad.engine import realize as R
-pytest.main(["-q", "-p", "no:cacheprovider", "-k", "CPU", *sys.argv[2:]])  # their pass/fail is test_ops' business: only the kernels matter here
-json.dump([R.get_program(ast, "CUDA").src for kind, ast in list(R._programs) if kind == "CPU"], open(sys.argv[1], "w"))
+out, suite, suite_all = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(",")
+# their pass/fail is those files' business: only the kernels they build matter here
+pytest.main(["-q", "-p", "no:cacheprovider", "-k", "CPU", *suite])
+pytest.main(["-q", "-p", "no:cacheprovider", *suite_all])
+json.dump([R.get_program(ast, "CUDA").src for kind, ast in list(R._programs) if kind == "CPU"], open(out, "w"))
 """
 
 def extra_sources() -> list[str]:
@@ -159,7 +163,7 @@ def extra_sources() -> list[str]:
 @pytest.fixture(scope="module")
 def suite_sources(tmp_path_factory) -> list[str]:
   out = tmp_path_factory.mktemp("suite") / "suite.json"
-  res = subprocess.run([sys.executable, "-c", COLLECT, str(out), *SUITE], capture_output=True, text=True, cwd=ROOT, timeout=600)
+  res = subprocess.run([sys.executable, "-c", COLLECT, str(out), ",".join(SUITE), ",".join(SUITE_ALL)], capture_output=True, text=True, cwd=ROOT, timeout=600)
   assert out.exists(), res.stdout[-3000:] + res.stderr[-3000:]
   # this process names its kernels independently of the child: prefix them so the two sets can share a translation unit
   extra = [re.sub(r"(__launch_bounds__\(\d+\) )(\w+)\(", r"\1x_\2(", s) for s in extra_sources()]
