@@ -156,3 +156,14 @@ def test_indexing_rows_by_a_tensor_is_a_gather_not_a_sum_over_every_row():
   onehot = (far.reshape(2, 1, 1) == Tensor.arange(500).reshape(1, 1, 500)).where(X.reshape(1, 500, 12).expand(2, 500, 12).permute(0, 2, 1), 0).sum(2)
   assert "for (int ridx" not in R.get_program(kernel_params(kernels(onehot)[-1])[0], "CPU").src
   np.testing.assert_array_equal(onehot.numpy(), np.stack([x[2].reshape(12), np.zeros(12, np.float32)]))
+
+def test_an_embedding_lookup_is_a_gather():
+  """nn.Embedding's one-hot matmul (tinygrad's way to write it) reads one row per token, not the whole table."""
+  from tinygrad import nn
+  emb = nn.Embedding(1000, 16)
+  table = emb.weight.numpy()
+  tokens = Tensor([[1, 5, 999], [0, 0, 7]]).realize()
+  out = emb(tokens)
+  src = R.get_program(kernel_params(kernels(out)[-1])[0], "CPU").src
+  assert "for (int ridx" not in src, src
+  np.testing.assert_array_equal(out.numpy(), table[[[1, 5, 999], [0, 0, 7]]])

@@ -137,24 +137,32 @@ pm_clean_gates = PatternMatcher([
   (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("i"), UPat.var("g"))), _divmod_under_gate),
 ])
 
+def _onehot_parts(w: UOp) -> tuple[UOp, UOp] | None:
+  """(the compare, the value) of `cmp ? x : 0` or `float(cmp) * x`, cmp an equality."""
+  if w.op is Ops.WHERE and w.src[0].op is Ops.CMPEQ and w.src[2].op is Ops.CONST and w.src[2].arg == 0: return w.src[0], w.src[1]
+  if w.op is Ops.MUL:
+    for c, x in (w.src, w.src[::-1]):
+      if c.op is Ops.CAST and c.src[0].op is Ops.CMPEQ: return c.src[0], x
+  return None
+
 def _onehot_sum(red: UOp) -> UOp | None:
-  """sum over r of `e == r ? x : 0`, e not depending on r, is x at r = e where 0 <= e < n: tensor indexing (`X[idx]`)
-  builds a gather as such a one-hot sum over all of X's rows; this turns n loads per element into one gated load."""
-  w = red.src[0]
-  if red.arg is not Ops.ADD or w.op is not Ops.WHERE or w.src[0].op is not Ops.CMPEQ or w.src[2].op is not Ops.CONST or w.src[2].arg != 0: return None
-  a, b = w.src[0].src
+  """sum over r of `e == r ? x : 0` (or `float(e == r) * x`), e not depending on r, is x at r = e where 0 <= e < n:
+  tensor indexing (`X[idx]`) and nn.Embedding build a gather as such a one-hot sum over all rows; this turns n loads
+  per element into one gated load."""
+  if red.arg is not Ops.ADD or (parts := _onehot_parts(red.src[0])) is None: return None
+  (a, b), value = parts[0].src, parts[1]
   for r in red.src[1:]:
     if (e := b if a is r else a if b is r else None) is None or r in e.toposort(): continue
     valid = _and(UOp(Ops.CMPLT, dtypes.bool, (_c(-1), e)), UOp(Ops.CMPLT, dtypes.bool, (e, r.src[0])))
     # each load that moves with r reads row e now: gated, so an index outside 0..n-1 reads nothing (and gives 0)
     loads = {u: UOp(Ops.LOAD, u.dtype, (u.src[0], u.src[1].substitute({r: e}), _and(valid, u.src[2]) if len(u.src) == 3 else valid))
-             for u in w.src[1].toposort() if u.op is Ops.LOAD and r in u.toposort()}
-    x = UOp(Ops.WHERE, w.dtype, (valid, w.src[1].substitute({**loads, r: e}), w.src[2]))
+             for u in value.toposort() if u.op is Ops.LOAD and r in u.toposort()}
+    x = UOp(Ops.WHERE, red.dtype, (valid, value.substitute({**loads, r: e}), UOp.const(red.dtype, 0)))
     rest = tuple(s for s in red.src[1:] if s is not r)
     return UOp(Ops.REDUCE, red.dtype, (x, *rest), red.arg) if rest else x
   return None
 
-pm_gather = PatternMatcher([(UPat(Ops.REDUCE, src=(UPat(Ops.WHERE),), allow_any_len=True, name="red"), _onehot_sum)])
+pm_gather = PatternMatcher([(UPat(Ops.REDUCE, src=(UPat((Ops.WHERE, Ops.MUL)),), allow_any_len=True, name="red"), _onehot_sum)])
 
 pm_simplify = symbolic + pm_clean_gates + pm_gather
 pm_lower = pm_lower_index + pm_simplify
