@@ -19,6 +19,7 @@ def T(*shape): return Tensor(rng.standard_normal(shape, dtype=np.float32)).reali
 def _cases():
   a, b, bt, c, m = T(32, 48), T(48, 40), T(40, 48), T(40), T(32, 40)
   x, w, g, g4 = T(4, 3, 8, 8), T(16, 3, 3, 3), T(4, 16, 8, 8), T(4, 16, 4, 4)
+  a6, b96, a12, bt64, w32 = T(6, 40), T(40, 96), T(12, 40), T(64, 40), T(32, 3, 3, 3)
   xp = Tensor(np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))).realize()
   return {
     "matmul": (lambda: a @ b, lambda: a.numpy() @ b.numpy()),
@@ -26,6 +27,12 @@ def _cases():
     # a padded window read straight from the unpadded input: per-lane gates
     "conv with padding in the kernel": (lambda: (x.pad((1, 1, 1, 1))._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * w.reshape(1, 16, 3, 1, 1, 3, 3)).sum((2, 5, 6)),
                                         lambda: _np_conv(x.numpy(), w.numpy())),
+    # wide tiles: two vectors along the columns (or a conv's output channels), each row's load shared by both; 6 rows
+    # are all upcast (6x2 vectors), 12 rows by 4 (the 8 of an 8x2 tile doesn't divide them)
+    "matmul, 6 rows by 96 columns": (lambda: a6 @ b96, lambda: a6.numpy() @ b96.numpy()),
+    "matmul, 12 rows, transposed operand": (lambda: a12 @ bt64.T, lambda: a12.numpy() @ bt64.numpy().T),
+    "conv with 32 output channels": (lambda: (x.pad((1, 1, 1, 1))._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * w32.reshape(1, 32, 3, 1, 1, 3, 3)).sum((2, 5, 6)),
+                                     lambda: _np_conv(x.numpy(), w32.numpy())),
     "conv weight gradient": (lambda: (xp._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * g.reshape(4, 16, 1, 8, 8, 1, 1)).sum((0, 3, 4)),
                              lambda: np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy())),
     # a batchnorm statistic: y and x merge into one loop of 64, long enough for vector lanes
@@ -54,6 +61,8 @@ def _np_windows(xp):
 def _np_conv(x, w): return np.einsum("bcyxij,kcij->bkyx", _np_windows(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))), w)
 
 CASES = _cases()
+# kernels whose output dim fits two vectors (32 columns or channels): the wide tile must build
+WIDE = {"matmul", "matmul with a transposed operand", "matmul, 6 rows by 96 columns", "matmul, 12 rows, transposed operand", "conv with 32 output channels"}
 # kernels with a select or a max after (or as) the reduction that must still get lanes along an output dim
 OUTPUT_LANES = {"matmul with bias and relu", "relu mask of a matmul", "matmul, maximum with a row", "matmul masked below the diagonal", "max over a middle axis"}
 
@@ -92,6 +101,7 @@ def test_every_plan_matches_numpy(case):
     built.append(name)
   assert ran >= (1 if "non-vector" in case else 2)
   if case in OUTPUT_LANES: assert any("output dim" in n for n in built), built
+  if case in WIDE: assert any("wide tile" in n for n in built), built
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices):
@@ -101,9 +111,10 @@ def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices
   # summed after the loop
   s = src(a @ bt.T)
   assert "floatx16 acc0" in s and "acc0[15]" in s, s
-  # the usual layout: lanes along the output's columns, one vector load of b per k
+  # the usual layout: lanes along the output's columns, a wide tile: 8 rows x 2 vectors, so two vector loads of b and
+  # 8 loads of a per k serve 16 vector accumulators
   s = src(a @ b)
-  assert "floatx16 acc0" in s and "__builtin_memcpy(&val" in s, s
+  assert s.count("floatx16 acc") == 16 and s.split("for (int ridx0")[1].count("__builtin_memcpy(&val") == 2, s
   # a convolution through Tensor.conv2d reads its padded input as whole vectors, no per-element bounds checks
   x, w = T(8, 8, 8, 8), T(16, 8, 3, 3)
   s = src(x.conv2d(w, padding=1))  # the last kernel of its schedule is the convolution
