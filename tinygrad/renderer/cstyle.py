@@ -33,7 +33,7 @@ code_for_op: dict[Ops, Callable[[DType, list[str]], str]] = {
   Ops.CMPLT: lambda dt, a: f"({a[0]}<{a[1]})", Ops.CMPNE: lambda dt, a: f"({a[0]}!={a[1]})", Ops.CMPEQ: lambda dt, a: f"({a[0]}=={a[1]})",
   Ops.AND: lambda dt, a: f"({a[0]}&{a[1]})", Ops.OR: lambda dt, a: f"({a[0]}|{a[1]})", Ops.XOR: lambda dt, a: f"({a[0]}^{a[1]})",
   Ops.SHL: lambda dt, a: f"({a[0]}<<{a[1]})", Ops.SHR: lambda dt, a: f"({a[0]}>>{a[1]})",
-  Ops.WHERE: lambda dt, a: f"({a[0]}?{a[1]}:{a[2]})",Ops.MULACC: lambda dt, a: f"(({a[0]}*{a[1]})+{a[2]})",
+  Ops.WHERE: lambda dt, a: f"({a[0]}?{a[1]}:{a[2]})", Ops.MULACC: lambda dt, a: f"(({a[0]}*{a[1]})+{a[2]})",
 }
 
 def render_const(v, dt: DType) -> str:
@@ -51,6 +51,11 @@ def render_const(v, dt: DType) -> str:
   return str(v)
 
 VEC_SELECT = {Ops.MAX, Ops.WHERE, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ}
+
+def _typedef(d: DType) -> str:
+  """A GCC vector type. A bool vector is a lane mask: int lanes, the size of the float32 lanes that were compared."""
+  scalar, size = ("int", 4 * d.count) if d.scalar == dtypes.bool else (d.scalar.cname, d.itemsize)  # type: ignore[union-attr]
+  return f"typedef {scalar} {d.cname} __attribute__((vector_size({size})));\n"
 
 class CStyleRenderer:
   kernel_prefix = "void"
@@ -138,8 +143,6 @@ class CStyleRenderer:
     params = ", ".join(self.param(pp, pp in written) for pp in p.params)
     # each float vector type and its lane mask type (int lanes of the same size: what GCC's vector compares return)
     vec_types = sorted({d.cname: d for u in uops if u.dtype.count > 1 for d in (u.dtype, dtypes.bool.vec(u.dtype.count))}.values(), key=lambda d: d.name)
-    typedefs = "".join(f"typedef {'int' if d.scalar == dtypes.bool else d.scalar.cname} {d.cname} __attribute__((vector_size({4 * d.count if d.scalar == dtypes.bool else d.itemsize})));\n"  # type: ignore[union-attr]
-                       for d in vec_types)
-    return typedefs + f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
+    return "".join(map(_typedef, vec_types)) + f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
