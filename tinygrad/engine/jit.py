@@ -95,9 +95,8 @@ class TinyJit:
         if p is None: calls.append(None); continue
         if (bind := getattr(R.Device[dev], "bind", None)) is None: self._direct = False; return False
         calls.append(bind(p, bufs))
-      self._direct = calls
-      self._totals = (sum(1 for p, _, _ in self.captured if p is not None), sum(p.flops for p, _, _ in self.captured if p is not None),
-                      sum(p.mem_bytes for p, _, _ in self.captured if p is not None))
+      self._direct, progs = calls, [p for p, _, _ in self.captured if p is not None]
+      self._totals = (len(progs), sum(p.flops for p in progs), sum(p.mem_bytes for p in progs))
     if self._direct is False: return False
     for i, (p, _, bufs) in enumerate(self.captured):  # the new inputs' addresses
       if (c := self._direct[i]) is not None and i in self._input_kernels: c[1][:] = [b.ptr for b in bufs]
