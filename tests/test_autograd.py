@@ -598,6 +598,26 @@ def test_leaf_realized_after_graph_built_still_gets_grad():
   assert x.grad is not None, "x.grad is None"
   np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
 
+def test_gradient_flows_through_an_intermediate_realized_before_the_loss():
+  """out.numpy() (a look at the activations), then a loss built on out: the gradient reaches the weights as in
+  PyTorch; a parameter updated in place and an input realized from data stay what they are."""
+  import torch
+  a, b = rnd(4, 3, seed=91), rnd(3, 2, seed=92)
+  x, w = Tensor(a), Tensor(b, requires_grad=True)
+  out = (x @ w).relu()
+  out.numpy()
+  ((out * out).sum() + w.sum()).backward()
+  tw = torch.tensor(b, requires_grad=True)
+  tout = (torch.tensor(a) @ tw).relu()
+  ((tout * tout).sum() + tw.sum()).backward()
+  np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+  # after an optimizer step (an in-place assign) the next loss differentiates the new weights, not the old update
+  opt = nn.optim.SGD([w], lr=0.1)
+  opt.step()
+  w.grad = None
+  (x @ w).sum().backward()
+  np.testing.assert_allclose(w.grad.numpy(), np.broadcast_to(a.sum(0)[:, None], b.shape), rtol=1e-5)
+
 def test_equal_valued_constant_leaves_get_their_own_grads():
   a, b = Tensor.zeros(3, requires_grad=True), Tensor.zeros(3, requires_grad=True)
   (a * 2 + b * 5).sum().backward()

@@ -858,12 +858,13 @@ class Tensor(IndexOps):  # noqa: PLW1641
     return x
 
   # ----- autograd (the rules live in gradient.py)
+  def _seed_grad(self) -> Tensor:
+    if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar tensor of shape {self.shape} needs an explicit `gradient`")
+    return Tensor(_const(1.0, self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, self.device, self.shape))
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
     """d(self)/d(target) for each target; self must be a scalar unless `gradient` is given."""
     from tinygrad.gradient import compute_gradient
-    if gradient is None:
-      if self.numel() != 1: raise RuntimeError(f"gradient of a non-scalar tensor of shape {self.shape} needs an explicit `gradient`")
-      gradient = Tensor(_const(1.0, self.dtype if dtypes.is_float(self.dtype) else dtypes.default_float, self.device, self.shape))
+    if gradient is None: gradient = self._seed_grad()
     if gradient.shape != self.shape: raise ValueError(f"gradient shape {gradient.shape} != tensor shape {self.shape}")
     grads = compute_gradient(self.uop, gradient, {t.uop for t in targets})
     return [g if (g := grads.get(t.uop)) is not None else t.zeros_like() for t in targets]
@@ -871,12 +872,25 @@ class Tensor(IndexOps):  # noqa: PLW1641
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() inside Tensor.test() (Tensor.no_grad is set): gradients are off there")
-    in_graph = set(self.uop.toposort())
-    tensors = [t for t in list(Tensor._live) if t.requires_grad and (t.uop in in_graph or t._lazy in in_graph)]
+    live = list(Tensor._live)
+    root = Tensor._through_realized(self.uop, live)
+    in_graph = set(root.toposort())
+    tensors = [t for t in live if t.requires_grad and (t.uop in in_graph or t._lazy in in_graph)]
     # a tensor realized after this graph was built appears in it as its earlier, lazy graph
     targets = [Tensor(t.uop if t.uop in in_graph else t._lazy) for t in tensors]  # type: ignore[arg-type]
-    for t, g in zip(tensors, self.gradient(*targets, gradient=gradient)): t.grad = g if t.grad is None else t.grad + g
+    for t, g in zip(tensors, Tensor(root).gradient(*targets, gradient=gradient if gradient is not None else self._seed_grad())):
+      t.grad = g if t.grad is None else t.grad + g
     return self
+  @staticmethod
+  def _through_realized(root: UOp, live: list[Tensor]) -> UOp:
+    """root with each intermediate that was realized before it was built (`out.numpy()`, then `out.sum().backward()`)
+    back as the lazy graph it came from, where that graph leads to a tensor that requires grad: the gradient flows
+    through it, as in PyTorch. Tensors updated in place (parameters, running statistics) stay buffers."""
+    wants = {t.uop for t in live if t.requires_grad}
+    lazy = {t.uop: t._lazy for t in live if t._lazy is not None and t._lazy.op is not Ops.ASSIGN and not t.requires_grad}
+    while sub := {u: lz for u in root.toposort() if (lz := lazy.get(u)) is not None and any(v in wants for v in lz.toposort())}:
+      root = root.substitute(sub)
+    return root
   @staticmethod
   def train(mode: bool = True):
     """Decorator/context: run with Tensor.training set."""
