@@ -1,12 +1,12 @@
 """The readers stream: input arrives in chunks (read from a file, decompressed as it comes) and each event is
 decoded on its own. Whatever the chunk size, events and warnings (with their byte offsets and lines) are those of
 the whole input read at once; and loading holds the events, not the file's text and a dict per event."""
-import gzip, json, os, tracemalloc, zlib
+import gzip, json, os, re, tracemalloc, zlib
 import pytest
-from profiler.chrome import read_chrome_chunks, write_chrome
+from profiler.chrome import _Scanner, read_chrome_chunks, write_chrome
 from profiler.events import Counter, Kernel, Marker, Run, Span, to_json, header
 from profiler.load import load, parse
-from profiler.tracefile import TraceError, encode, read_jsonl_chunks
+from profiler.tracefile import TraceError, Warnings, encode, read_jsonl_chunks
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 TORCH = os.path.join(FIX, "torch_cpu_trace.json")
@@ -74,6 +74,42 @@ def test_our_export_with_other_data_after_the_events(tmp_path):
   assert first.events == our_trace()
   moved = json.dumps({"traceEvents": doc["traceEvents"], **{k: v for k, v in doc.items() if k != "traceEvents"}}).encode()
   for size in (1, 7, 1 << 20): same(read_chrome_chunks(pieces(moved, size)), first)
+
+# A whole window of complete events is decoded in one call (_Scanner.batch); what it gives must be what decoding
+# them one at a time gives, damaged or not: any failure in a batch hands the window back to the one-at-a-time path.
+BATCHY = ("[\n" + ",\n".join(json.dumps(e, ensure_ascii=False) for e in [
+  X("aten::mm", 1.5, 2, args={"in": [{"a": 1}, {"b": "}, {"}], "s": "x\\"}),  # a '}, {' inside an event, and in a string
+  X("café", 3, -1, pid="p", tid=2.0), {"ph": "f", "id": 4, "ts": 3, "pid": 1, "tid": 1, "cat": "ac2g", "name": "ac2g"},
+  {}, {"ph": "X", "name": "no ts"}, X("big", 1e308), X("k", 5, tid=True, cat=7, args=3),
+  {"ph": "C", "name": "mem", "ts": 6, "pid": 1, "args": {"used": 10}}, X("last", 7)]) + "\n]").encode()
+
+def one_at_a_time(monkeypatch, data: bytes, size: int):
+  with monkeypatch.context() as m:
+    m.setattr(_Scanner, "batch", lambda self, i: None)
+    return read_chrome_chunks(pieces(data, size))
+
+def test_batches_are_taken(monkeypatch):
+  data = CHROME_CASES["torch"] + b" "
+  got = [(len(evs), batched) for evs, batched in _Scanner(pieces(data, 1 << 20), Warnings()).events()]
+  assert sum(n for n, b in got if b) > 0.9 * sum(n for n, _ in got)
+  got = [(len(evs), batched) for evs, batched in _Scanner([BATCHY], Warnings()).events()]
+  assert got[0] == (8, True)  # up to the last event: what follows it might still be cut off
+  for size in (len(data), 4096): same(read_chrome_chunks(pieces(data, size)), one_at_a_time(monkeypatch, data, size))
+
+# the array ends before the window does, and what follows looks like events ("}, {")
+AFTER = json.dumps({"traceEvents": [X("a", 1), X("b", 2)], "deviceProperties": [{"id": 0}, {"id": 1}], "x": 1}).encode()
+
+@pytest.mark.parametrize("size", [1 << 20, 5])
+@pytest.mark.parametrize("trace", [BATCHY, AFTER], ids=["array", "object"])
+def test_batch_and_one_at_a_time_agree_on_every_cut_and_damage(monkeypatch, size, trace):
+  whole = read_chrome_chunks([trace])
+  assert (len(whole.events), len(whole.warnings), whole.meta) == ((6, 3, {}) if trace is BATCHY else (2, 0, {}))
+  for n in range(1, len(trace) + 1):  # cut short, a byte made wrong, a comma added
+    for data in (trace[:n], trace[:n - 1] + b"x" + trace[n:], trace[:n] + b"," + trace[n:]):
+      try: got = read_chrome_chunks(pieces(data, size))
+      except TraceError as e:
+        with pytest.raises(TraceError, match=re.escape(e.message)): one_at_a_time(monkeypatch, data, size)
+      else: same(got, one_at_a_time(monkeypatch, data, size))
 
 def jsonl_case() -> bytes:
   lines = [encode(o).encode() for o in [header()] + [to_json(e) for e in our_trace()]]
