@@ -151,8 +151,8 @@ class SchemaError(ValueError):
 def from_json(d: Any) -> Event:
   """Checks a decoded JSON object against the schema and builds its event; extra fields are ignored."""
   if not isinstance(d, dict): raise SchemaError(f"expected an object, got {type(d).__name__}")
-  cls = EVENT_TYPES.get(d.get("type"))  # type: ignore[arg-type]
-  if cls is None: raise SchemaError(f"unknown event type {d.get('type')!r}")
+  t = d.get("type")
+  if (cls := EVENT_TYPES.get(t) if isinstance(t, str) else None) is None: raise SchemaError(f"unknown event type {t!r}")
   checkers = _checkers(cls)
   try: return cls(*[check(d[name]) for name, check in checkers])
   except (KeyError, SchemaError): pass

@@ -159,8 +159,6 @@ class JsonlDecoder:
       if self.version is None: raise TraceError(f"not a {FORMAT} file: {e}", offset, self.line) from None
       return self.warnings.add(f"invalid JSON, line skipped: {e}", offset, self.line)
     if self.version is None: return self._header(obj, offset)
-    if isinstance(obj, dict) and not isinstance(obj.get("type"), str):  # from_json would raise TypeError on a list
-      return self.warnings.add(f"unknown event type {obj.get('type')!r}; skipped", offset, self.line)
     try: ev = from_json(obj)
     except SchemaError as e: return self.warnings.add(f"{e}; skipped", offset, self.line)
     if (problem := self._dangling(ev)) is not None: return self.warnings.add(problem, offset, self.line)

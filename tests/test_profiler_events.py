@@ -26,7 +26,7 @@ def test_json_round_trip(e):
   ({"type": "rewrite", "id": 1, "ctx": None, "name": "r", "loc": ["f", 1], "input": 1, "matches": [[1, 2]], "output": 1,
     "start_ns": 0, "dur_ns": 0}, "rewrite.matches: expected array of 3"),
   ({"type": "span", "track": "t", "name": "n", "start_ns": 0, "cat": "c"}, "missing field 'end_ns'"),
-  ({"type": "nope"}, "unknown event type"), ([1, 2], "expected an object")])
+  ({"type": "nope"}, "unknown event type"), ({"type": ["span"]}, "unknown event type"), ([1, 2], "expected an object")])
 def test_schema_errors_say_what_is_wrong(bad, msg):
   with pytest.raises(ev.SchemaError) as e: ev.from_json(bad)
   assert msg in str(e.value)
