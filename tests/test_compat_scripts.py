@@ -70,3 +70,12 @@ def test_mnist_reads_idx_files_as_uint8_tensors(mnist_dir, tmp_path, monkeypatch
   np.testing.assert_array_equal(read_idx(gzip.compress(raw)), Y_test.numpy())  # gzipped files read the same
   with pytest.raises(ValueError, match="not an IDX file"): read_idx(b"PK\x03\x04 a zip")
   with pytest.raises(ValueError, match="header says"): read_idx(raw[:-3], "labels")
+
+def test_context_takes_tinygrads_settings_and_names_unknown_ones():
+  from tinygrad import Tensor
+  from tinygrad.helpers import Context, DEBUG
+  with Context(BEAM=2, DEBUG=0):  # a tinygrad script's kernel search setting: accepted, the plans are searched anyway
+    np.testing.assert_allclose((Tensor([1.0, 2.0]) * 2).numpy(), [2.0, 4.0])
+    assert DEBUG == 0
+  with pytest.raises(KeyError, match="unknown setting BEEM; known: .*BEAM"):
+    with Context(BEEM=2): pass

@@ -30,6 +30,9 @@ class ContextVar:
 
 DEBUG = ContextVar("DEBUG", 0)
 TRAINING = ContextVar("TRAINING", 0)
+# tinygrad's kernel search level: accepted (scripts set it with Context(BEAM=2) or the env var) and has no effect here,
+# where every kernel's optimization plans are searched anyway (see docs/engine.md, "opt")
+BEAM = ContextVar("BEAM", 0)
 
 class Context:
   """with Context(DEBUG=2, TRAINING=1): ... sets those for the block (also usable as a decorator)."""
