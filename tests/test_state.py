@@ -219,3 +219,33 @@ def test_safetensors_package_file_loads_with_safe_load(tmp_path, arrays):
   assert sorted(back) == sorted(arrays)
   for k, v in arrays.items():
     np.testing.assert_array_equal(back[k].numpy(), v, err_msg=k)
+
+# ---- PyTorch checkpoints (torch.save's zip format), read without torch; torch writes the fixtures
+
+def test_torch_load_reads_a_state_dict_like_torch(tmp_path):
+  torch = pytest.importorskip("torch")
+  from tinygrad.nn.state import torch_load
+  m = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Linear(5, 3))
+  sd = m.state_dict()
+  sd["strided"] = torch.arange(12).reshape(3, 4).t()[1:]  # a view: offset and strides into a bigger storage
+  sd["half"], sd["bf16"], sd["mask"], sd["scalar"] = torch.randn(3).half(), torch.randn(3).bfloat16(), torch.tensor([True, False]), torch.tensor(3.5)
+  torch.save({"model": sd, "epoch": 3}, tmp_path / "ckpt.pth")
+  got = torch_load(str(tmp_path / "ckpt.pth"))
+  assert got["epoch"] == 3 and list(got["model"]) == list(sd)
+  for k, v in sd.items():
+    ref = v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy()
+    assert got["model"][k].shape == tuple(v.shape), k
+    np.testing.assert_array_equal(got["model"][k].numpy(), ref, err_msg=k)
+  assert got["model"]["half"].dtype == dtypes.float16 and got["model"]["1.num_batches_tracked"].dtype == dtypes.int64
+  # and straight into a model of ours with the same names
+  net = nn.Linear(5, 3)
+  load_state_dict(net, {"weight": got["model"]["2.weight"], "bias": got["model"]["2.bias"]})
+  np.testing.assert_allclose(net.weight.numpy(), sd["2.weight"].numpy())
+
+def test_torch_load_refuses_what_is_not_tensors(tmp_path):
+  torch = pytest.importorskip("torch")
+  from tinygrad.nn.state import torch_load
+  torch.save(torch.nn.Linear(2, 2), tmp_path / "module.pth")  # a whole module pickles its class: code, not data
+  with pytest.raises(Exception, match="refusing to import it"): torch_load(str(tmp_path / "module.pth"))
+  (tmp_path / "old.pth").write_bytes(b"\x80\x02not a zip")
+  with pytest.raises(ValueError, match="not a zip-format checkpoint"): torch_load(str(tmp_path / "old.pth"))

@@ -4,6 +4,7 @@ import json, struct, pathlib
 from typing import Any
 from tinygrad.tensor import Tensor
 from tinygrad.dtype import dtypes, DType
+from tinygrad.nn.torch_load import torch_load  # noqa: F401  (tinygrad's nn.state has it)
 
 def get_state_dict(obj: Any, prefix: str = "", tensor_type=Tensor) -> dict[str, Tensor]:
   """Every Tensor reachable from obj's attributes, lists and dicts, named by path (e.g. 'layers.0.weight')."""
