@@ -79,3 +79,24 @@ def test_context_takes_tinygrads_settings_and_names_unknown_ones():
     assert DEBUG == 0
   with pytest.raises(KeyError, match="unknown setting BEEM; known: .*BEAM"):
     with Context(BEEM=2): pass
+
+def test_from_url_downloads_once_and_reads_files_as_bytes(tmp_path, monkeypatch):
+  """Tensor.from_url (how tinygrad's datasets load): the file comes from a real HTTP server on loopback, is cached, and a
+  second call needs no server; Tensor(pathlib.Path) is a file's bytes."""
+  import gzip, http.server, threading
+  from tinygrad import Tensor
+  monkeypatch.setenv("TINYVIZ_CACHE", str(tmp_path / "cache"))
+  (tmp_path / "www").mkdir()
+  payload = bytes(range(256)) * 3
+  (tmp_path / "www" / "data.gz").write_bytes(gzip.compress(payload))
+  handler = lambda *a, **kw: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path / "www"), **kw)  # noqa: E731
+  srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+  th = threading.Thread(target=srv.serve_forever, daemon=True)
+  th.start()
+  url = f"http://127.0.0.1:{srv.server_address[1]}/data.gz"
+  try: t = Tensor.from_url(url, gunzip=True)
+  finally: srv.shutdown(); srv.server_close(); th.join()
+  assert t.shape == (768,) and t.numpy().tobytes() == payload
+  assert Tensor.from_url(url, gunzip=True).numpy().tobytes() == payload  # the server is gone: from the cache
+  (tmp_path / "f.bin").write_bytes(b"\x01\x02\x03")
+  assert Tensor(tmp_path / "f.bin").tolist() == [1, 2, 3]

@@ -1,6 +1,6 @@
 """Tensor: a lazy view of a UOp graph. Nothing runs until realize() (or numpy(), tolist(), item())."""
 from __future__ import annotations
-import functools, math, struct, weakref, itertools
+import functools, math, pathlib, struct, weakref, itertools
 from typing import Any, Sequence
 from tinygrad.dtype import DType, dtypes, to_dtype, least_upper_dtype, least_upper_float
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
@@ -114,6 +114,7 @@ class Tensor(IndexOps):  # noqa: PLW1641
       u = _host_buffer(_pack(vals, dt), dt, dev)
       if shape != (len(vals),): u = UOp(Ops.RESHAPE, dt, (u,), shape)
     elif isinstance(data, bytes): u = _host_buffer(data, dtypes.uint8, dev) if dt is None else _host_buffer(data, dt, dev)
+    elif isinstance(data, pathlib.Path): u = _host_buffer(data.read_bytes(), dt or dtypes.uint8, dev)  # a file's bytes, as tinygrad's
     elif type(data).__module__ == "numpy" or hasattr(data, "__array__"):
       import numpy as np
       arr = np.asarray(data)
@@ -337,6 +338,15 @@ class Tensor(IndexOps):  # noqa: PLW1641
   def kaiming_normal(*shape, a: float = 0.01, **kw) -> Tensor:
     s = Tensor._shape_arg(shape)
     return Tensor.normal(*s, mean=0.0, std=math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(s[1:])), **kw)
+  @staticmethod
+  def from_url(url: str, gunzip: bool = False, **kwargs) -> Tensor:
+    """The bytes at url (downloaded once into the cache, see helpers.fetch) as a uint8 tensor; gunzip unpacks them first."""
+    from tinygrad.helpers import fetch
+    data = fetch(url).read_bytes()
+    if gunzip:
+      import gzip
+      data = gzip.decompress(data)
+    return Tensor(data, **kwargs)
   @staticmethod
   def linspace(start, stop, steps: int, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     """`steps` evenly spaced values from start to stop, both included."""
