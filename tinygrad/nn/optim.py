@@ -11,6 +11,10 @@ class Optimizer:
     self.params = dedup([p for p in params if p.requires_grad])
     if not self.params: raise ValueError("optimizer got no parameters that require grad")
     self.buffers = dedup([p for p in params if not p.requires_grad])
+    # initial values computed now, once: a still-lazy random init would otherwise be fused into (and recomputed by)
+    # every kernel of the first step that reads the weight, and compiled for that one step (a small GPT's first run:
+    # 26 s -> 14.5 s, a third fewer kernels to optimize and compile)
+    Tensor.realize_all(self.params + self.buffers)
     self.lr = Tensor([lr], requires_grad=False, device=self.params[0].device).contiguous().realize()
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
