@@ -883,8 +883,8 @@ class Tensor(IndexOps):  # noqa: PLW1641
     """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad that self depends on."""
     if Tensor.no_grad: raise RuntimeError("backward() inside Tensor.test() (Tensor.no_grad is set): gradients are off there")
     live = list(Tensor._live)
-    root = Tensor._through_realized(self.uop, live)
-    in_graph = set(root.toposort())
+    root, topo = Tensor._through_realized(self.uop, live)
+    in_graph = set(topo)
     tensors = [t for t in live if t.requires_grad and (t.uop in in_graph or t._lazy in in_graph)]
     # a tensor realized after this graph was built appears in it as its earlier, lazy graph
     targets = [Tensor(t.uop if t.uop in in_graph else t._lazy) for t in tensors]  # type: ignore[arg-type]
@@ -892,15 +892,18 @@ class Tensor(IndexOps):  # noqa: PLW1641
       t.grad = g if t.grad is None else t.grad + g
     return self
   @staticmethod
-  def _through_realized(root: UOp, live: list[Tensor]) -> UOp:
+  def _through_realized(root: UOp, live: list[Tensor]) -> tuple[UOp, list[UOp]]:
     """root with each intermediate that was realized before it was built (`out.numpy()`, then `out.sum().backward()`)
     back as the lazy graph it came from, where that graph leads to a tensor that requires grad: the gradient flows
-    through it, as in PyTorch. Tensors updated in place (parameters, running statistics) stay buffers."""
+    through it, as in PyTorch. Tensors updated in place (parameters, running statistics) stay buffers. Also returns
+    the new root's toposort (usually root's own: nothing was realized early)."""
     wants = {t.uop for t in live if t.requires_grad}
     lazy = {t.uop: t._lazy for t in live if t._lazy is not None and t._lazy.op is not Ops.ASSIGN and not t.requires_grad}
-    while sub := {u: lz for u in root.toposort() if (lz := lazy.get(u)) is not None and any(v in wants for v in lz.toposort())}:
+    topo = root.toposort()
+    while sub := {u: lz for u in topo if (lz := lazy.get(u)) is not None and any(v in wants for v in lz.toposort())}:
       root = root.substitute(sub)
-    return root
+      topo = root.toposort()
+    return root, topo
   @staticmethod
   def train(mode: bool = True):
     """Decorator/context: run with Tensor.training set."""
