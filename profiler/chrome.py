@@ -227,6 +227,8 @@ def _key(v: Any) -> str:
   if isinstance(v, (int, str)) and not isinstance(v, bool): return str(v)
   return "" if v is None else json.dumps(v, sort_keys=True, default=str)
 
+I64 = 2**63  # times are int64 nanoseconds from here on (the timeline's columns)
+
 def _ns(v: Any) -> int:
   t = v if type(v) is float else float(v)
   if t - t != 0: raise ValueError(f"timestamp {v!r} is not finite")  # inf - inf and nan - nan are nan
@@ -260,10 +262,11 @@ class _Importer:
     """The keys before the events are known: is this our own export (tracks, absolute times, kernels)?"""
     self.ours = _ours(self.top)
     origin = self.ours.get("clock_origin_ns", 0) if self.ours else 0
-    self.origin = origin if type(origin) is int else 0
+    self.origin = origin if type(origin) is int and -2**62 < origin < 2**62 else 0
 
   def ts(self, e: dict[str, Any]) -> int:
     t = _ns(e["ts"]) + self.origin
+    if not -I64 <= t < I64: raise OverflowError(f"ts {e['ts']!r} is {t} ns, beyond what 64 bits hold (a unit mix-up?)")
     if t > self.last_ns: self.last_ns = t
     return t
 
@@ -337,6 +340,7 @@ class _Importer:
     name, cat, end, strs = e.get("name", ""), e.get("cat", ""), start + dur, self.shared.strs
     if type(name) is not str: name = str(name)
     if type(cat) is not str: cat = str(cat)
+    if end >= I64 or start < -I64: raise OverflowError(f"ts {e['ts']!r} is {start} ns, beyond what 64 bits hold (a unit mix-up?)")
     self.out.append(Span(track, strs.get(name) or self.shared.s(name), start, end, strs.get(cat) or self.shared.s(cat),  # type: ignore[arg-type]
                          args if self.keys_shared and args else self.shared.args(args)))
     if end > self.last_ns: self.last_ns = end

@@ -183,10 +183,15 @@ def _checkers(cls: type) -> list[tuple[str, Check]]:
 
 def _fail(want: str, v: Any) -> typing.NoReturn: raise SchemaError(f"expected {want}, got {type(v).__name__}")
 
+def _fail_range(v: int) -> typing.NoReturn:
+  raise SchemaError(f"{str(v)[:40]}{'...' if len(str(v)) > 40 else ''} is beyond what 64 bits hold")
+
 def _checker(t: Any) -> Check:
   origin, args = get_origin(t), get_args(t)
   if t is Any: return lambda v: v
-  if t is int: return lambda v: v if type(v) is int else _fail("int", v)
+  # ints are int64 everywhere downstream (the timeline's columns, typed arrays in the page)
+  if t is int: return lambda v: v if type(v) is int and -2**63 <= v < 2**63 else _fail("int", v) if type(v) is not int \
+    else _fail_range(v)
   if t is str: return lambda v: v if type(v) is str else _fail("str", v)
   if t is float: return lambda v: float(v) if type(v) in (int, float) else _fail("number", v)
   if origin in (Union, types.UnionType):

@@ -14,6 +14,7 @@ from profiler.events import (ARG_MAX, Event, Run, RunEnd, UOpDef, PatternDef, Co
                              Kernel, Span, Counter, Marker, to_json)
 from profiler.patsource import pattern_source
 from profiler.tracefile import TraceWriter
+from profiler.safefile import private_dir
 
 Sink = Callable[[list[dict[str, Any]]], None]
 FLUSH_INTERVAL_S = 0.5
@@ -34,7 +35,7 @@ class Recorder:
   """A Tracer (see tinygrad/tracing.py). mode "viz" records rewrites and the timeline, "profile" the timeline only.
   Events go to `path` (a new trace file) when given, and to each sink as batches of JSON-ready dicts."""
   def __init__(self, mode: str = "viz", path: str | None = None, sinks: Iterable[Sink] = (),
-               flush_interval: float = FLUSH_INTERVAL_S):
+               flush_interval: float = FLUSH_INTERVAL_S, exclusive: bool = False):
     if mode not in ("viz", "profile"): raise ValueError(f"mode must be 'viz' or 'profile', not {mode!r}")
     self.mode, self.path, self.capture_rewrites = mode, path, mode == "viz"
     self._q: deque[Event] = deque()  # append/popleft are atomic: engine threads and the flusher need no lock
@@ -47,7 +48,7 @@ class Recorder:
     self._uop_n, self._pat_n, self._ctx_n, self._rw_n, self._kernel_n = (itertools.count(1) for _ in range(5))
     self._tls = threading.local()
     self._sinks: list[Sink] = list(sinks)
-    self._writer = TraceWriter(path) if path is not None else None
+    self._writer = TraceWriter(path, exclusive) if path is not None else None
     self.closed = False
     argv = list(sys.argv)
     self._q.append(Run(os.path.abspath(argv[0]) if argv and argv[0] else "", argv, time.time(), time.perf_counter_ns(),
@@ -216,9 +217,10 @@ def mode_from_env() -> str:
   return "viz"
 
 def default_trace_path() -> str:
-  """TINYVIZ_TRACE names the file; else a new file in TINYVIZ_TRACE_DIR (default: <tmp>/tinyviz)."""
+  """TINYVIZ_TRACE names the file; else a new file in TINYVIZ_TRACE_DIR (default: <tmp>/tinyviz, made 0700 and
+  checked to be this user's own: the shared temp folder is where a link could be planted)."""
   if p := os.environ.get("TINYVIZ_TRACE"): return p
-  d = os.environ.get("TINYVIZ_TRACE_DIR") or os.path.join(tempfile.gettempdir(), "tinyviz")
+  d = os.environ.get("TINYVIZ_TRACE_DIR") or private_dir(os.path.join(tempfile.gettempdir(), "tinyviz"))
   stem = os.path.splitext(os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else ""))[0] or "python"
   return os.path.join(d, f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.tinyviz.jsonl")
 
@@ -227,10 +229,13 @@ def install(mode: str | None = None, path: str | None = None, sinks: Iterable[Si
   global _installed, _fork_hook
   import tinygrad.tracing as tracing  # here, not at the top: importing profiler must never import the engine
   if _installed is not None: uninstall(announce=False)
-  mode, path = mode or mode_from_env(), path or default_trace_path()
-  try: rec = Recorder(mode, path, sinks)
+  named = path is not None or bool(os.environ.get("TINYVIZ_TRACE"))
+  mode = mode or mode_from_env()
+  try:
+    path = path or default_trace_path()
+    rec = Recorder(mode, path, sinks, exclusive=not named)  # a name we made up: refuse a file already there
   except OSError as e:  # a read-only disk must not stop the user's script: record for the sinks only
-    print(f"tinyviz: cannot write trace {path}: {e}; recording without a file", file=sys.stderr)
+    print(f"tinyviz: cannot write trace {path or 'file'}: {e}; recording without a file", file=sys.stderr)
     rec = Recorder(mode, None, sinks)
   tracing.tracer, _installed = rec, rec
   atexit.register(_at_exit, rec, announce)
@@ -248,7 +253,7 @@ def uninstall(announce: bool = False) -> str | None:
   if rec is None: return None
   if tracing.tracer is rec: tracing.tracer = None
   rec.close()
-  if announce: print(f"tinyviz: trace saved to {rec.path}", file=sys.stderr)
+  if announce and rec.path: print(f"tinyviz: trace saved to {rec.path}", file=sys.stderr)
   return rec.path
 
 def _at_exit(rec: Recorder, announce: bool) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib, gc, json, math, os
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
+from profiler.safefile import create_private
 from profiler.events import FORMAT, VERSION, Event, RunEnd, UOpDef, Rewrite, Span, Counter, Marker, Flow, SchemaError, from_json, header
 
 class TraceError(ValueError):
@@ -66,11 +67,11 @@ def encode(obj: dict[str, Any]) -> str:
   except ValueError: return _encoder.encode(_finite(obj))
 
 class TraceWriter:
-  """Writes a new trace file (replacing one at that path); each write() reaches the OS before it returns."""
-  def __init__(self, path: str):
+  """Writes a new trace file, mode 0600, never through a link; each write() reaches the OS before it returns. An
+  existing file at `path` is replaced, unless `exclusive` (a name we made up: then it is refused)."""
+  def __init__(self, path: str, exclusive: bool = False):
     self.path = path
-    if d := os.path.dirname(path): os.makedirs(d, exist_ok=True)
-    self._f: BinaryIO = open(path, "wb")
+    self._f: BinaryIO = os.fdopen(create_private(path, exclusive), "wb")
     self.write([header()])
 
   def write(self, objs: list[dict[str, Any]]) -> None:

@@ -192,7 +192,9 @@ class Guard:
     if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and not scope["path"].startswith("/api/") \
        and any(k == "token" for k, _ in query):
       rest = urlencode([(k, v) for k, v in query if k != "token"])
-      response = Response(status_code=303, headers={"Location": scope["path"] + (f"?{rest}" if rest else "")})
+      # only ever a path on this server: "//host/" or "/\\host/" would send the browser (and the cookie's token) away
+      here = "/" + scope["path"].lstrip("/\\")
+      response = Response(status_code=303, headers={"Location": here + (f"?{rest}" if rest else "")})
       response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
       return await response(scope, receive, send)
     await self.app(scope, receive, send)

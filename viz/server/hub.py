@@ -14,6 +14,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from profiler.events import header
 from profiler.tracefile import encode
+from profiler.safefile import create_private
 from viz.server.run import Run
 
 SEND_TIMEOUT_S = 10.0
@@ -32,9 +33,8 @@ class Browser:
 class RunFile:
   """The server's own trace file of a live run: every event it receives, appended as it arrives."""
   def __init__(self, path: str):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     self.path, self.lines = path, 1
-    self.f = open(path, "w", encoding="utf-8", newline="\n")
+    self.f = os.fdopen(create_private(path, exclusive=True), "w", encoding="utf-8", newline="\n")
     first = encode(header()) + "\n"
     self.f.write(first)
     self.size = len(first)

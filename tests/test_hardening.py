@@ -1,0 +1,114 @@
+"""Regression tests for issue 17's findings: times beyond 64 bits, planted links at trace-file names, the token
+redirect, TCP_NODELAY on the server's sockets. Each one drives the real reader, writer or server."""
+from __future__ import annotations
+import json, os, socket, stat, subprocess, sys
+from pathlib import Path
+import httpx
+import pytest
+from profiler.load import load
+from profiler.events import SchemaError, from_json
+from profiler.safefile import create_private, private_dir
+from profiler.tracefile import TraceWriter
+from server_kit import ROOT, Server, env
+from viz.server.serve import bind
+
+EPOCH_NS = 1796126049632119000  # a Chrome trace written in epoch nanoseconds where microseconds belong
+
+def _chrome(tmp: Path, name: str, events: list[dict]) -> Path:
+  p = tmp / name
+  p.write_text(json.dumps({"traceEvents": events}))
+  return p
+
+def _good_events() -> list[dict]:
+  return [{"ph": "X", "name": "matmul", "pid": 1, "tid": 1, "ts": 10.0, "dur": 5.0},
+          {"ph": "X", "name": "relu", "pid": 1, "tid": 1, "ts": 20, "dur": 2}]
+
+def test_chrome_time_beyond_64_bits_is_skipped_with_a_warning(tmp_path):
+  bad = [{"ph": "X", "name": "huge", "pid": 1, "tid": 1, "ts": EPOCH_NS, "dur": 3}, {"ph": "B", "name": "b", "pid": 1, "tid": 1, "ts": EPOCH_NS},
+         {"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": EPOCH_NS, "args": {"v": 1}}, {"ph": "i", "name": "m", "ts": -EPOCH_NS * 10}]
+  trace = load(str(_chrome(tmp_path, "epoch.json", _good_events() + bad)))
+  names = sorted(e.name for e in trace.events if type(e).__name__ == "Span")
+  assert names == ["matmul", "relu"]
+  assert any("64 bits" in str(w) for w in trace.warnings), [str(w) for w in trace.warnings]
+
+def test_event_ints_beyond_64_bits_are_schema_errors():
+  with pytest.raises(SchemaError, match="64 bits"):
+    from_json({"type": "span", "track": "CPU", "name": "k", "start_ns": 2**64, "end_ns": 2**64 + 1, "cat": "kernel", "args": {}})
+
+def test_summary_and_viewer_open_a_file_with_a_time_beyond_64_bits(tmp_path):
+  bad = _chrome(tmp_path, "epoch.json", _good_events() + [{"ph": "X", "name": "huge", "pid": 1, "tid": 2, "ts": EPOCH_NS, "dur": 1}])
+  good = _chrome(tmp_path, "good.json", _good_events())
+  out = subprocess.run([sys.executable, "-m", "viz", "summary", str(bad)], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=60)
+  assert out.returncode == 0, out.stderr
+  assert "matmul" in out.stdout and "Traceback" not in out.stderr
+  s = Server(["--no-browser", str(bad), str(good)], tmp_path)
+  try:
+    runs = s.json("/api/runs")
+    runs = runs["runs"] if isinstance(runs, dict) else runs
+    assert len(runs) == 2
+    for r in runs:
+      assert s.get(f"/api/runs/{r['id']}/tracks").status_code == 200
+  finally: s.stop()
+
+def test_trace_writer_never_writes_through_a_link(tmp_path):
+  target = tmp_path / "precious.txt"
+  target.write_text("keep me")
+  link = tmp_path / "run.tinyviz.jsonl"
+  link.symlink_to(target)
+  for exclusive in (True, False):
+    with pytest.raises(OSError, match="link|exists"): TraceWriter(str(link), exclusive=exclusive)
+  assert target.read_text() == "keep me"
+
+def test_a_made_up_name_is_never_overwritten_and_files_are_private(tmp_path):
+  planted = tmp_path / "planted.tinyviz.jsonl"
+  planted.write_text("someone else's")
+  with pytest.raises(FileExistsError, match="already exists"): TraceWriter(str(planted), exclusive=True)
+  assert planted.read_text() == "someone else's"
+  w = TraceWriter(str(tmp_path / "new" / "mine.tinyviz.jsonl"), exclusive=True)
+  w.close()
+  assert stat.S_IMODE(os.stat(w.path).st_mode) == 0o600
+  assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o700
+  assert load(w.path).kind == "tinyviz"  # the header alone: a readable, empty trace
+
+def test_private_dir_refuses_links_and_other_users_folders(tmp_path):
+  real = tmp_path / "real"; real.mkdir(mode=0o777); os.chmod(real, 0o777)
+  assert private_dir(str(real)) == str(real) and stat.S_IMODE(os.stat(real).st_mode) == 0o700  # group/other bits taken away
+  link = tmp_path / "link"; link.symlink_to(real)
+  with pytest.raises(PermissionError, match="not a folder"): private_dir(str(link))
+  if os.getuid() == 0:  # root can hand a folder to another user to stand in for one planted by them
+    theirs = tmp_path / "theirs"; theirs.mkdir(); os.chown(theirs, 65534, 65534)
+    with pytest.raises(PermissionError, match="another user"): private_dir(str(theirs))
+
+def test_a_planted_default_trace_folder_is_refused_and_the_script_still_runs(tmp_path):
+  elsewhere = tmp_path / "attacker"; elsewhere.mkdir()
+  tmp = tmp_path / "tmp"; tmp.mkdir()
+  (tmp / "tinyviz").symlink_to(elsewhere)
+  script = "from tinygrad import Tensor; print((Tensor([1.0, 2.0]) * 3).sum().item())"
+  e = env(VIZ="-1", TMPDIR=str(tmp))
+  e.pop("TINYVIZ_TRACE_DIR", None)
+  out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=e, capture_output=True, text=True, timeout=120)
+  assert out.returncode == 0 and out.stdout.strip() == "9.0", out.stderr
+  assert "not a folder" in out.stderr and "Traceback" not in out.stderr
+  assert list(elsewhere.iterdir()) == []
+
+def test_create_private_refuses_a_dangling_link(tmp_path):
+  link = tmp_path / "x.jsonl"; link.symlink_to(tmp_path / "does-not-exist")
+  with pytest.raises(OSError): create_private(str(link), exclusive=False)
+  assert not (tmp_path / "does-not-exist").exists()
+
+def test_token_redirect_stays_on_this_server(tmp_path):
+  s = Server(["serve", "--no-browser", "--state-file", str(tmp_path / "state.json")], tmp_path)
+  try:
+    c = httpx.Client(base_url=s.base, trust_env=False, timeout=10)
+    for path in ("//evil.example/", "/\\evil.example/", "///evil.example/x"):
+      r = c.get(path, params={"token": s.token}, follow_redirects=False)
+      assert r.status_code == 303
+      loc = r.headers["location"]
+      assert loc.startswith("/") and not loc.startswith("//") and not loc.startswith("/\\"), loc
+  finally: s.stop()
+
+def test_listening_socket_is_tcp_so_asyncio_sets_nodelay():
+  sock = bind("127.0.0.1", 0)
+  try:
+    assert sock.proto == socket.IPPROTO_TCP  # asyncio's _set_nodelay only touches sockets whose proto says TCP
+  finally: sock.close()
