@@ -91,6 +91,7 @@ class _Scanner:
   def __init__(self, chunks: Iterable[bytes], w: Warnings):
     self.chunks, self.w, self.dec = iter(chunks), w, json.JSONDecoder()
     self.scan_once = self.dec.scan_once
+    self.lenient = json.JSONDecoder(parse_int=lambda t: int(t) if len(t) < 4300 else float(t))
     self.utf8 = codecs.getincrementaldecoder("utf-8")("surrogateescape")  # keeps one char per bad byte: offsets stay exact
     self.text, self.eof = "", False
     self.base, self.line0 = 0, 1  # byte offset and line number of text[0]
@@ -133,6 +134,15 @@ class _Scanner:
         if self.stop_at(json.JSONDecodeError("Expecting value", self.text, stop.value)): return None, stop.value
       except json.JSONDecodeError as e:
         if self.stop_at(e): return None, e.pos
+      except ValueError:  # an int of more digits than Python converts (4,300): read that value with such ints as floats
+        try: v, end = self.lenient.scan_once(self.text, i)
+        except (StopIteration, ValueError, RecursionError): v, end = None, -1  # damaged too, or cut: more text, or stop
+        if end >= 0 and (self.eof or end < len(self.text) - 16):
+          self.w.add("a number of more than 4,300 digits read as a float", self.byte(i))
+          return v, end
+        if end < 0 and self.eof:
+          self.fail("invalid JSON", i)
+          return None, i
       except RecursionError:
         self.fail("JSON nested too deeply", i)
         return None, i
@@ -183,7 +193,7 @@ class _Scanner:
       except json.JSONDecodeError as e:
         # a cut inside an event (its args hold "}, {") fails at the end: try the '{' before; anything else is damage
         if (tries := tries - 1) == 0 or not (e.pos >= len(whole) - 1 or e.msg.startswith("Unterminated string")): return None
-      except (StopIteration, RecursionError): return None
+      except (StopIteration, RecursionError, ValueError): return None  # ValueError: a huge int; one at a time says where
     return None
 
   def events(self) -> Iterator[tuple[list[Any], bool]]:

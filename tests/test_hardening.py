@@ -112,3 +112,39 @@ def test_listening_socket_is_tcp_so_asyncio_sets_nodelay():
   try:
     assert sock.proto == socket.IPPROTO_TCP  # asyncio's _set_nodelay only touches sockets whose proto says TCP
   finally: sock.close()
+
+def test_odd_names_and_parameters_answer_4xx_never_500(tmp_path):
+  events = _good_events() + [{"ph": "X", "name": "bad \ud800 name", "pid": 1, "tid": 1, "ts": 30, "dur": 1}]
+  p = tmp_path / "surrogate.json"
+  p.write_text(json.dumps({"traceEvents": events}))  # ensure_ascii: the lone surrogate travels as \ud800
+  s = Server(["--no-browser", str(p)], tmp_path)
+  try:
+    runs = s.json("/api/runs")
+    rid = (runs["runs"] if isinstance(runs, dict) else runs)[0]["id"]
+    tracks = s.json(f"/api/runs/{rid}/tracks")
+    tracks = tracks["tracks"] if isinstance(tracks, dict) else tracks
+    for t in tracks:
+      r = s.get(f"/api/runs/{rid}/spans", params={"track": str(t["id"])})
+      assert r.status_code == 200, r.text
+    for params in ({"track": "²"}, {"track": "9" * 5000}, {"track": "0", "start": "nan"}, {"track": "0", "end": "inf"},
+                   {"track": "0", "start": "-inf"}, {"track": "0", "start": "x" * 100}):
+      r = s.get(f"/api/runs/{rid}/spans", params=params)
+      assert r.status_code == 404 and "error" in r.json(), (params, r.status_code)
+    assert s.get(f"/api/runs/{rid}/spans", params={"track": "0", "start": "-1e300", "end": "1e300"}).status_code == 200
+    assert s.get(f"/api/runs/{rid}/spans/²/0").status_code == 404
+    assert s.alive()
+  finally: s.stop()
+
+def test_a_number_of_thousands_of_digits_costs_one_event(tmp_path):
+  big = "9" * 5000
+  good = '{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}'
+  p = tmp_path / "big.json"
+  p.write_text('{"traceEvents":[%s,{"ph":"X","name":"b","pid":1,"tid":1,"ts":%s,"dur":2},%s]}' % (good, big, good.replace('"a"', '"c"')))
+  trace = load(str(p))
+  assert [e.name for e in trace.events if type(e).__name__ == "Span"] == ["a", "c"]
+  assert any("4,300 digits" in str(w) for w in trace.warnings)
+  out = subprocess.run([sys.executable, "-m", "viz", "summary", str(p)], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=60)
+  assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+  cut = tmp_path / "cut.json"
+  cut.write_text('[%s,{"ph":"X","name":"b","ts":%s,"du' % (good, big))  # damaged after the huge number: stops there
+  assert [e.name for e in load(str(cut)).events if type(e).__name__ == "Span"] == ["a"]

@@ -1,7 +1,7 @@
 """The viz server's HTTP and websocket endpoints (docs/server-api.md): the route table first, then one function
 per endpoint, then the security wrapper every request passes (Host, token, Origin)."""
 from __future__ import annotations
-import contextlib, hmac, json, mimetypes, os
+import contextlib, hmac, json, math, mimetypes, os
 from http.cookies import SimpleCookie
 from importlib import resources
 from pathlib import Path
@@ -88,8 +88,10 @@ def _track(run: Run, ref: str | None) -> Track:
 
 def _num(v: str | None, what: str) -> float | None:
   if v is None or v == "": return None
-  try: return float(v)
-  except ValueError: raise NotFound(f"{what} must be a number of ns, not {v!r}") from None
+  try: x = float(v)
+  except ValueError: x = math.nan
+  if not math.isfinite(x): raise NotFound(f"{what} must be a finite number of ns, not {v[:40]!r}")
+  return x
 
 async def spans(request: Request) -> Response:
   run, q = _run(request), request.query_params

@@ -104,7 +104,7 @@ class Timeline:
 
   def find(self, ref: str) -> Track | None:
     """A track by id (what /tracks lists), or by name."""
-    if ref.isdigit() and int(ref) < len(self.tracks): return self.tracks[int(ref)]
+    if ref.isascii() and ref.isdigit() and len(ref) < 12 and int(ref) < len(self.tracks): return self.tracks[int(ref)]
     i = self._track_ids.get(ref)
     return None if i is None else self.tracks[i]
 
@@ -192,7 +192,8 @@ def encode_chunk(n: int, names: list[str], cols: list[tuple[str, str, np.ndarray
   for name, typ, a in cols:
     columns.append({"name": name, "type": typ, "offset": off, "length": a.nbytes})
     off = _pad8(off + a.nbytes)
-  head = json.dumps({"n": n, "names": names, "columns": columns}, separators=(",", ":"), ensure_ascii=False).encode()
+  head = json.dumps({"n": n, "names": names, "columns": columns}, separators=(",", ":"), ensure_ascii=False).encode(
+    "utf-8", "replace")  # a lone surrogate from a sloppy trace becomes "?", not a UnicodeEncodeError
   out = bytearray(_pad8(4 + len(head)) + off)
   struct.pack_into("<I", out, 0, len(head))
   out[4:4 + len(head)] = head
