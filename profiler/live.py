@@ -11,7 +11,7 @@ to finish; whatever it could not send is still in the trace file, whose path is 
 Stdlib + websockets only: the engine never imports the server (it is started with `python -m viz serve`).
 """
 from __future__ import annotations
-import atexit, json, os, secrets, socket, subprocess, sys, threading, time
+import atexit, json, math, os, secrets, socket, subprocess, sys, threading, time
 from collections import deque
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,9 +19,20 @@ from profiler.tracefile import encode
 
 FRAME_BYTES = 1 << 20     # one websocket frame: about 7k events
 WINDOW_BYTES = 8 << 20    # sent but not yet acked
-EXIT_WAIT_S = float(os.environ.get("TINYVIZ_EXIT_WAIT", "10"))
+def env_seconds(name: str, default: float) -> float:
+  """A number of seconds from the environment; a bad value is named on stderr and the default used (the user's
+  script must not fail to import over a viewer setting)."""
+  v = os.environ.get(name)
+  try: x = float(v) if v not in (None, "") else default
+  except ValueError: x = math.nan
+  if not (math.isfinite(x) and x >= 0):
+    print(f"tinyviz: {name}={v!r} is not a number of seconds; using {default:g}", file=sys.stderr)
+    return default
+  return x
+
+EXIT_WAIT_S = env_seconds("TINYVIZ_EXIT_WAIT", 10.0)
 START_WAIT_S = 20.0
-IDLE_EXIT_S = os.environ.get("TINYVIZ_IDLE_EXIT", "3600")
+IDLE_EXIT_S = f"{env_seconds('TINYVIZ_IDLE_EXIT', 3600.0):g}"
 
 def state_dir() -> str:
   """Where this user's server says where it listens: TINYVIZ_SERVER_DIR, else ~/.cache/tinyviz/server

@@ -148,3 +148,27 @@ def test_a_number_of_thousands_of_digits_costs_one_event(tmp_path):
   cut = tmp_path / "cut.json"
   cut.write_text('[%s,{"ph":"X","name":"b","ts":%s,"du' % (good, big))  # damaged after the huge number: stops there
   assert [e.name for e in load(str(cut)).events if type(e).__name__ == "Span"] == ["a"]
+
+def _py(code: str, **extra: str) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(**extra), capture_output=True, text=True, timeout=120)
+
+def test_bad_viewer_env_vars_are_named_and_the_script_runs():
+  out = _py("import profiler.live as l; print(l.EXIT_WAIT_S, l.IDLE_EXIT_S)", TINYVIZ_EXIT_WAIT="abc", TINYVIZ_IDLE_EXIT="-3")
+  assert out.returncode == 0 and out.stdout.split() == ["10.0", "3600"], out.stderr
+  assert "TINYVIZ_EXIT_WAIT='abc'" in out.stderr and "TINYVIZ_IDLE_EXIT='-3'" in out.stderr
+
+def test_bad_alloc_cache_is_one_clear_error():
+  out = _py("import tinygrad", ALLOC_CACHE_MB="abc")
+  assert out.returncode != 0 and "ALLOC_CACHE_MB='abc'" in out.stderr
+  assert "Exception ignored" not in out.stderr and out.stderr.count("Traceback") == 1
+
+def test_stale_compile_temp_files_are_swept(tmp_path):
+  cache = tmp_path / "cache" / "cpu"; cache.mkdir(parents=True)
+  old, young = cache / "dead.so.tmp", cache / "alive.so.tmp"
+  old.write_bytes(b"x"); young.write_bytes(b"y")
+  os.utime(old, (1, 1))  # left by a compile killed long ago
+  code = "from tinygrad import Tensor; print((Tensor([1.0, 2.0]) + 1).tolist())"
+  out = _py(code, TINYVIZ_CACHE=str(tmp_path / "cache"))  # an empty cache: the kernel is compiled
+  assert out.returncode == 0 and "[2.0, 3.0]" in out.stdout, out.stderr
+  assert young.exists()
+  assert not old.exists()

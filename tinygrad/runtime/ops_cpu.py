@@ -30,6 +30,15 @@ def find_compiler() -> str:
 def _lib_path(cc: str, src: str) -> pathlib.Path:
   return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(CFLAGS) + chr(0) + src).encode()).hexdigest()[:32]}.so"
 
+@functools.cache
+def _sweep_stale_tmp(age_s: float = 600) -> None:
+  """Once per process: temp files a killed compile left in the cache (a live one, of a parallel process, is young)."""
+  now = time.time()
+  for p in CACHE_DIR.glob("*.so.tmp"):
+    try:
+      if now - p.stat().st_mtime > age_s: p.unlink()
+    except OSError: pass
+
 def compile_many(srcs: list[str]) -> list[pathlib.Path]:
   """Compile each C source to a shared library, the compilers running side by side; libraries are cached on disk
   under the hash of source and flags."""
@@ -38,6 +47,7 @@ def compile_many(srcs: list[str]) -> list[pathlib.Path]:
   todo = [(src, out) for src, out in dict(zip(srcs, outs)).items() if not out.exists()]
   if not todo: return outs
   CACHE_DIR.mkdir(parents=True, exist_ok=True)
+  _sweep_stale_tmp()
   running = []
   try:
     for src, out in todo:
