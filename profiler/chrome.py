@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs, gzip, json, re
 from typing import Any, Generator, Iterable, Iterator
 from profiler.events import VERSION, Event, Run, Kernel, Span, Counter, Marker, Flow, SchemaError, from_json, to_json
+from profiler.limits import max_events, max_line, past
 from profiler.tracefile import CHUNK, MAX_WARNINGS, ReadWarning, Shared, Trace, TraceError, Warnings, encode, paused_gc
 
 # *** export ***
@@ -91,6 +92,7 @@ class _Scanner:
   def __init__(self, chunks: Iterable[bytes], w: Warnings):
     self.chunks, self.w, self.dec = iter(chunks), w, json.JSONDecoder()
     self.scan_once = self.dec.scan_once
+    self.max_value = max_line()
     self.lenient = json.JSONDecoder(parse_int=lambda t: int(t) if len(t) < 4300 else float(t))
     self.utf8 = codecs.getincrementaldecoder("utf-8")("surrogateescape")  # keeps one char per bad byte: offsets stay exact
     self.text, self.eof = "", False
@@ -145,6 +147,9 @@ class _Scanner:
           return None, i
       except RecursionError:
         self.fail("JSON nested too deeply", i)
+        return None, i
+      if len(self.text) - i > self.max_value:
+        self.fail(past("TINYVIZ_MAX_LINE_MB", "one event's text"), i)
         return None, i
       i = self.fill(i, len(self.text) - i)  # at least double what the value has so far: no quadratic retries
 
@@ -444,9 +449,13 @@ def read_chrome_chunks(chunks: Iterable[bytes]) -> Trace:
   scan = _Scanner(chunks, ws)
   imp = _Importer(scan.top, w)
   with paused_gc():
-    k = 0
+    k, cap = 0, max_events()
     for evs, imp.keys_shared in scan.events():
       if k == 0: imp.begin()
+      if k + len(evs) > cap:
+        imp.events(k, evs[:cap - k])
+        w.add(past("TINYVIZ_MAX_EVENTS", "the event count"))
+        break
       imp.events(k, evs)
       k += len(evs)
     imp.end()

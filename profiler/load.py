@@ -8,8 +8,10 @@ import itertools, zlib
 from typing import Iterable, Iterator
 from profiler.tracefile import CHUNK, Trace, TraceError, ReadWarning, read_jsonl_chunks, is_jsonl_trace
 from profiler.chrome import read_chrome_chunks
+from profiler.limits import max_bytes, past
 
 GZIP_MAGIC = b"\x1f\x8b"
+BLANK_KEPT = 1 << 20  # leading whitespace passed on before the rest of it is dropped
 GZIP_STEP = 1 << 13  # compressed bytes fed to zlib at a time: bounds the text one step gives (a 1000x ratio is rare)
 
 def _upto_damage(d: zlib._Decompress, data: bytes) -> tuple[bytes, int, zlib.error]:
@@ -47,15 +49,41 @@ def gunzip_chunks(chunks: Iterable[bytes], warnings: list[ReadWarning]) -> Itera
       if text: yield text
   if d is not None: warnings.append(ReadWarning(f"gzip stream truncated; using the {out} bytes decompressed"))
 
+def _skip_blank(chunks: Iterable[bytes], warnings: list[ReadWarning]) -> Iterator[bytes]:
+  """Drops whole chunks of whitespace before the first byte of content (a gzip of blanks inflates to gigabytes of
+  them; nothing needs to hold them), saying so when that moves the byte offsets of later warnings."""
+  kept = skipped = 0
+  for c in chunks:
+    if c.isspace():
+      if kept < BLANK_KEPT: kept += len(c); yield c  # the usual few blanks pass: offsets stay exact
+      else: skipped += len(c)
+      continue
+    if skipped: warnings.append(ReadWarning(f"{skipped} bytes of whitespace skipped before the trace; byte offsets count from after them"))
+    yield c
+    yield from chunks
+    return
+
+def _capped(chunks: Iterable[bytes], warnings: list[ReadWarning]) -> Iterator[bytes]:
+  """The input up to TINYVIZ_MAX_TRACE_MB (uncompressed), then a warning naming the limit."""
+  left = max_bytes()
+  for c in chunks:
+    if len(c) > left:
+      yield c[:left]
+      warnings.append(ReadWarning(past("TINYVIZ_MAX_TRACE_MB", "the uncompressed size")))
+      return
+    left -= len(c)
+    yield c
+
 def _peek(chunks: Iterator[bytes], n: int) -> tuple[bytes, Iterator[bytes]]:
   """The input's first chunks joined, until they hold n bytes and one that is not whitespace (or the input ends);
   and the whole input again, those chunks included."""
   head: list[bytes] = []
-  size = 0
+  size, seen = 0, False  # seen: a byte that is not whitespace (tracked per chunk: joining each time was quadratic)
   for c in chunks:
     head.append(c)
     size += len(c)
-    if size >= n and not b"".join(head).isspace(): break
+    seen = seen or (bool(c) and not c.isspace())
+    if size >= n and seen: break
   first = b"".join(head)
   return first, itertools.chain([first], chunks)
 
@@ -64,6 +92,7 @@ def read_chunks(chunks: Iterator[bytes]) -> Trace:
   pre: list[ReadWarning] = []
   magic, chunks = _peek(chunks, 2)
   if magic[:2] == GZIP_MAGIC: chunks = gunzip_chunks(chunks, pre)
+  chunks = _capped(_skip_blank(chunks, pre), pre)
   head, chunks = _peek(chunks, 400)
   if not head or head.isspace(): raise TraceError("empty trace" + (f" ({pre[0]})" if pre else ""))
   read = read_jsonl_chunks if is_jsonl_trace(head) else read_chrome_chunks

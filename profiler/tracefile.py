@@ -9,6 +9,7 @@ import contextlib, gc, json, math, os
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 from profiler.safefile import create_private
+from profiler.limits import max_events, max_line, past
 from profiler.events import FORMAT, VERSION, Event, RunEnd, UOpDef, Rewrite, Span, Counter, Marker, Flow, SchemaError, from_json, header
 
 class TraceError(ValueError):
@@ -122,6 +123,12 @@ class Shared:
     elif type(ev) is Marker: ev.name = self.s(ev.name)
     elif type(ev) is Flow: ev.track, ev.name, ev.cat = self.s(ev.track), self.s(ev.name), self.s(ev.cat)
 
+def _whole_json(raw: bytes) -> bool:
+  try:
+    text = raw.decode().strip()
+    return _decoder.raw_decode(text)[1] == len(text)
+  except (ValueError, RecursionError): return False
+
 class JsonlDecoder:
   """Turns our trace's bytes into events, fed in pieces (a whole file, or what a live file gained since).
   With `share`, equal strings of the events become one object (see Shared): for a read, not a file followed forever."""
@@ -129,25 +136,41 @@ class JsonlDecoder:
     self.warnings, self.offset, self.line = Warnings(), 0, 0
     self.version: int | None = None
     self.ended = False
-    self._partial = b""
+    self._pieces: list[bytes] = []  # the line not yet ended
+    self._plen = 0
+    self._skip: int | None = None  # bytes dropped so far of a line past the limit
+    self._max_line = max_line()
     self._uops: set[int] = set()
     self._shared = Shared() if share else None
 
   def feed(self, data: bytes, final: bool = False) -> list[Event]:
-    data, start = self._partial + data, self.offset
-    lines = data.split(b"\n")
-    self._partial = lines.pop()  # incomplete last line: wait for more, or report it when final
     out: list[Event] = []
+    if self._skip is not None:  # the rest of a line past the limit: dropped as it arrives
+      if (nl := data.find(b"\n")) < 0 and not final: self._skip += len(data); return out
+      self.offset += self._skip + (nl + 1 if nl >= 0 else len(data))
+      data, self._skip = (data[nl + 1:] if nl >= 0 else b""), None
+    if b"\n" not in data and not final:  # inside a long line: held in pieces, joined once its end arrives
+      self._pieces.append(data); self._plen += len(data)
+      if self._plen > self._max_line:
+        self.line += 1
+        self.warnings.add(f"a line longer than TINYVIZ_MAX_LINE_MB={self._max_line >> 20} skipped (raise it to read the line)",
+                          self.offset, self.line)
+        self._skip, self._pieces, self._plen = self._plen, [], 0
+      return out
+    data, start = b"".join(self._pieces) + data, self.offset
+    lines = data.split(b"\n")
+    last = lines.pop()  # incomplete last line: wait for more, or read / report it when final
+    self._pieces, self._plen = [last], len(last)
     for raw in lines:
       self.line += 1
       self._line(raw, start, out)
       start += len(raw) + 1
     self.offset = start
-    if final and self._partial.strip():
+    if final and last.strip():
       self.line += 1
-      if self.version is None: self._line(self._partial, start, out)
-      else: self.warnings.add(f"truncated last line ({len(self._partial)} bytes) ignored", start, self.line)
-    if final: self._partial = b""
+      if self.version is None or _whole_json(last): self._line(last, start, out)  # a last event written without its \n
+      else: self.warnings.add(f"truncated last line ({len(last)} bytes) ignored", start, self.line)
+    if final: self._pieces, self._plen = [], 0
     return out
 
   def _line(self, raw: bytes, offset: int, out: list[Event]) -> None:
@@ -194,10 +217,16 @@ def read_jsonl_chunks(chunks: Iterable[bytes]) -> Trace:
   dec = JsonlDecoder(share=True)
   events: list[Event] = []
   with paused_gc():
-    for chunk in chunks: events += dec.feed(chunk)
-    events += dec.feed(b"", final=True)
+    cap, capped = max_events(), False
+    for chunk in chunks:
+      events += dec.feed(chunk)
+      if len(events) > cap:
+        del events[cap:]
+        dec.warnings.add(past("TINYVIZ_MAX_EVENTS", "the event count"), dec.offset); capped = True
+        break
+    if not capped: events += dec.feed(b"", final=True)
   if dec.version is None: raise TraceError(f"empty input, no {FORMAT} header")
-  if not dec.ended: dec.warnings.add("no run_end event: the process was killed or is still running")
+  if not dec.ended and not capped: dec.warnings.add("no run_end event: the process was killed or is still running")
   return Trace(events, dec.warnings.done(), "tinyviz", {"version": dec.version})
 
 def is_jsonl_trace(data: bytes) -> bool:

@@ -172,3 +172,64 @@ def test_stale_compile_temp_files_are_swept(tmp_path):
   assert out.returncode == 0 and "[2.0, 3.0]" in out.stdout, out.stderr
   assert young.exists()
   assert not old.exists()
+
+# *** read limits (profiler/limits.py): past one, a warning naming it, everything before kept ***
+
+def _our_trace(tmp: Path, name: str, n: int, extra_line: str | None = None, at: int = 0, end_newline: bool = True) -> Path:
+  from profiler.events import header
+  lines = [json.dumps(header())]
+  for i in range(n):
+    if extra_line is not None and i == at: lines.append(extra_line)
+    lines.append(json.dumps({"type": "span", "track": "CPU", "name": f"k{i}", "start_ns": i * 10, "end_ns": i * 10 + 5, "cat": "kernel", "args": {}}))
+  p = tmp / name
+  p.write_text("\n".join(lines) + ("\n" if end_newline else ""))
+  return p
+
+def _spans(trace) -> list[str]: return [e.name for e in trace.events if type(e).__name__ == "Span"]
+
+def test_gzip_of_blanks_is_empty_and_blanks_before_a_trace_are_skipped(tmp_path):
+  import gzip
+  from profiler.tracefile import TraceError
+  blank = tmp_path / "blank.json.gz"
+  blank.write_bytes(gzip.compress(b" " * (64 << 20)))  # 64 MB of spaces in ~64 KB
+  with pytest.raises(TraceError, match="empty"): load(str(blank))
+  lead = tmp_path / "lead.json.gz"
+  lead.write_bytes(gzip.compress(b"\n" * (64 << 20) + json.dumps({"traceEvents": _good_events()}).encode()))
+  assert _spans(load(str(lead))) == ["matmul", "relu"]
+
+def test_a_line_past_the_line_limit_is_skipped_and_the_rest_read(tmp_path, monkeypatch):
+  monkeypatch.setenv("TINYVIZ_MAX_LINE_MB", "1")
+  huge = json.dumps({"type": "marker", "name": "x" * (3 << 20), "ts_ns": 1})
+  t = load(str(_our_trace(tmp_path, "long.jsonl", 5, extra_line=huge, at=2)))
+  assert _spans(t) == [f"k{i}" for i in range(5)]
+  assert any("TINYVIZ_MAX_LINE_MB=1" in str(w) for w in t.warnings)
+  events = _good_events() + [{"ph": "X", "name": "y" * (3 << 20), "pid": 1, "tid": 1, "ts": 40, "dur": 1}] + _good_events()
+  t = load(str(_chrome(tmp_path, "long.json", events)))
+  assert _spans(t) == ["matmul", "relu"] and any("TINYVIZ_MAX_LINE_MB=1" in str(w) for w in t.warnings)
+
+def test_event_count_and_size_limits_keep_what_came_before(tmp_path, monkeypatch):
+  monkeypatch.setenv("TINYVIZ_MAX_EVENTS", "10")
+  t = load(str(_our_trace(tmp_path, "many.jsonl", 50)))
+  assert len(t.events) == 10 and any("TINYVIZ_MAX_EVENTS=10" in str(w) for w in t.warnings)
+  many = [{"ph": "X", "name": f"k{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1} for i in range(50)]
+  t = load(str(_chrome(tmp_path, "many.json", many)))
+  assert _spans(t) == [f"k{i}" for i in range(10)] and any("TINYVIZ_MAX_EVENTS=10" in str(w) for w in t.warnings)
+  monkeypatch.delenv("TINYVIZ_MAX_EVENTS")
+  monkeypatch.setenv("TINYVIZ_MAX_TRACE_MB", "1")
+  big = [{"ph": "X", "name": f"k{i}", "pid": 1, "tid": 1, "ts": i, "dur": 1, "args": {"pad": "z" * 1000}} for i in range(3000)]
+  t = load(str(_chrome(tmp_path, "big.json", big)))
+  assert 0 < len(_spans(t)) < 3000 and _spans(t) == [f"k{i}" for i in range(len(_spans(t)))]
+  assert any("TINYVIZ_MAX_TRACE_MB=1" in str(w) for w in t.warnings)
+
+def test_a_bad_limit_value_is_named_and_the_default_used(tmp_path, monkeypatch, capsys):
+  monkeypatch.setenv("TINYVIZ_MAX_EVENTS", "lots")
+  assert len(load(str(_our_trace(tmp_path, "ok.jsonl", 5))).events) == 5
+  assert "TINYVIZ_MAX_EVENTS='lots'" in capsys.readouterr().err
+
+def test_a_complete_last_line_without_newline_is_kept(tmp_path):
+  t = load(str(_our_trace(tmp_path, "nonl.jsonl", 3, end_newline=False)))
+  assert _spans(t) == ["k0", "k1", "k2"] and not any("truncated" in str(w) for w in t.warnings)
+  p = tmp_path / "cut.jsonl"
+  p.write_text(_our_trace(tmp_path, "x.jsonl", 3).read_text()[:-10])
+  t = load(str(p))
+  assert _spans(t) == ["k0", "k1"] and any("truncated last line" in str(w) for w in t.warnings)
