@@ -12,6 +12,7 @@ from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_sche
 from tinygrad.engine.schedule_cache import cached_schedule
 from tinygrad.engine.realize import run_schedule, buffer_for
 from tinygrad.tensor_ops_index import IndexOps
+from tinygrad.tensor_ops_conv import ConvOps
 
 def _shape_of(data: Any) -> tuple[int, ...]:
   if not isinstance(data, (list, tuple)): return ()
@@ -87,7 +88,7 @@ class _NoGrad:
       with _NoGrad(self.mode): return fn(*args, **kw)
     return wrapper
 
-class Tensor(IndexOps):  # noqa: PLW1641
+class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
   __slots__ = ("uop", "_requires_grad", "grad", "_lazy", "__weakref__")
   training: bool = False
@@ -406,8 +407,11 @@ class Tensor(IndexOps):  # noqa: PLW1641
       if b != n and b != 1: raise ValueError(f"expand: cannot expand {self.shape} to {new}")
     x = self.reshape(base) if base != self.shape else self
     return x if new == base else x._mv(Ops.EXPAND, new)
-  def pad(self, padding, value: float = 0.0, mode: str = "constant") -> Tensor:
-    if mode != "constant": raise NotImplementedError(f"pad mode {mode!r}: only 'constant' is supported")
+  def pad(self, padding, mode: str = "constant", value: float = 0.0) -> Tensor:
+    """Flat torch-style (left, right, top, bottom, ...) or one (before, after)/None per dim; negative values crop.
+    mode: constant (with value), reflect, replicate, circular."""
+    if not isinstance(mode, str): raise TypeError(f"pad(padding, mode, value): mode must be a string, got {mode!r} (give value= by keyword)")
+    if mode not in ("constant", "reflect", "replicate", "circular"): raise NotImplementedError(f"pad mode {mode!r} is not one of constant, reflect, replicate, circular")
     if all(isinstance(p, int) for p in padding):  # torch style: (left, right) pairs from the last dim backwards
       if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad flat padding {padding} for shape {self.shape}")
       pairs = [(0, 0)] * self.ndim
@@ -415,6 +419,7 @@ class Tensor(IndexOps):  # noqa: PLW1641
     else:
       if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one entry per dim of {self.shape}")
       pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+    if mode != "constant": return self._pad_mode(pairs, mode)  # type: ignore[arg-type]
     # negative padding shrinks
     shrink = tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape))
     x = self.shrink(shrink) if any(b != 0 or e != s for (b, e), s in zip(shrink, self.shape)) else self
@@ -969,103 +974,5 @@ class Tensor(IndexOps):  # noqa: PLW1641
     if weight is not None: x = x * weight.reshape(shape)
     x = x * invstd.reshape(shape) if invstd.ndim else x * invstd
     return x + bias.reshape(shape) if bias is not None else x
-  @staticmethod
-  def _pair(v, n: int = 2) -> tuple[int, ...]: return (v,) * n if isinstance(v, int) else tuple(v)
-  @staticmethod
-  def _pads(padding) -> tuple[int, ...]:
-    """A conv/pool padding argument (int, (h, w) or (left, right, top, bottom)) as torch's order: left, right, top, bottom."""
-    p = Tensor._pair(padding) if not isinstance(padding, (tuple, list)) or len(padding) in (1, 2) else tuple(padding)
-    return (p[1], p[1], p[0], p[0]) if len(p) == 2 else p if len(p) == 4 else (p[0],) * 4
-  def _pad2d(self, padding, value: float = 0.0) -> Tensor:
-    pads = Tensor._pads(padding)
-    return self if not any(pads) else self.pad(pads, value=value)
-  def _pool(self, k: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
-    """Sliding windows of the last two dims as movement ops only: (..., H, W) -> (..., oh, ow, kh, kw).
-    Repeat each row e times and re-read it with rows of length H+d: row r then starts r*d further along, so
-    element (r, c*s) is x[r*d + c*s]. The lowering turns this back into plain index arithmetic."""
-    pre, (H, W) = self.shape[:-2], self.shape[-2:]
-    o = [(n - d * (kk - 1) - 1) // s + 1 for n, kk, s, d in zip((H, W), k, stride, dilation)]
-    if any(x <= 0 for x in o): raise ValueError(f"window {k} with dilation {dilation} does not fit input of size {(H, W)}")
-    x, n_pre = self, len(pre)
-    for axis, (n, kk, s, d, oo) in enumerate(zip((H, W), k, stride, dilation, o)):
-      ax = n_pre + 2 * axis  # the dim being windowed: earlier windowed dims became (o, k) pairs
-      e = ceildiv(kk * (n + d), n)
-      shp = x.shape
-      x = x.reshape(shp[:ax] + (1, n) + shp[ax + 1:]).expand(shp[:ax] + (e, n) + shp[ax + 1:]).reshape(shp[:ax] + (e * n,) + shp[ax + 1:])
-      x = x.shrink(tuple((0, kk * (n + d)) if i == ax else None for i in range(x.ndim))).reshape(shp[:ax] + (kk, n + d) + shp[ax + 1:])
-      row = x.shape[ax + 1]
-      x = x.pad(tuple((0, oo * s - row) if i == ax + 1 and oo * s > row else None for i in range(x.ndim)))
-      x = x.shrink(tuple((0, oo * s) if i == ax + 1 else None for i in range(x.ndim)))
-      x = x.reshape(x.shape[:ax + 1] + (oo, s) + x.shape[ax + 2:]).shrink(tuple((0, 1) if i == ax + 2 else None for i in range(x.ndim + 1)))
-      x = x.reshape(x.shape[:ax + 2] + x.shape[ax + 3:])  # (..., k, o, ...)
-      x = x.transpose(ax, ax + 1)                           # (..., o, k, ...)
-    # (..., oh, kh, ow, kw) -> (..., oh, ow, kh, kw)
-    return x.permute(tuple(range(n_pre)) + (n_pre, n_pre + 2, n_pre + 1, n_pre + 3))
-  @staticmethod
-  def _as_2d(stride, dilation, padding, output_padding=0) -> tuple:
-    """1-d convolution arguments for the same convolution over a height of one."""
-    one = lambda v, pad=1: (pad, v if isinstance(v, int) else v[0])  # noqa: E731
-    return one(stride), one(dilation), one(padding, 0), one(output_padding, 0)
-  def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
-    if self.ndim == 3 and weight.ndim == 3:  # 1-d (N, C, L), as tinygrad's conv2d takes
-      s, d, p, _ = Tensor._as_2d(stride, dilation, padding)
-      return self.unsqueeze(2).conv2d(weight.unsqueeze(2), bias, groups, s, d, p).squeeze(2)
-    if self.ndim != 4 or weight.ndim != 4: raise ValueError(f"conv2d needs a 4-d input and weight, got {self.shape} and {weight.shape}")
-    N, cin = self.shape[:2]
-    cout, cin_g, kh, kw = weight.shape
-    if cin != cin_g * groups or cout % groups: raise ValueError(f"conv2d: input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
-    # the padded input is its own buffer: the convolution (and its weight gradient) then reads whole rows with no
-    # per-element bounds check, which lets the CPU renderer load them as vectors
-    xp = self._pad2d(padding)
-    x = (xp.contiguous() if xp is not self else xp)._pool((kh, kw), Tensor._pair(stride), Tensor._pair(dilation))  # (N, cin, oh, ow, kh, kw)
-    oh, ow = x.shape[2:4]
-    x = x.reshape(N, groups, 1, cin_g, oh, ow, kh, kw)
-    w = weight.reshape(1, groups, cout // groups, cin_g, 1, 1, kh, kw)
-    out = (x * w).sum((3, 6, 7)).reshape(N, cout, oh, ow)  # one reduction over input channels and the window
-    if groups == 1 and Tensor._pair(stride) == Tensor._pair(dilation) == (1, 1): out._conv_vjp(self, weight, x, Tensor._pads(padding))
-    return out + bias.reshape(1, cout, 1, 1) if bias is not None else out
-  def _conv_vjp(self, inp: Tensor, weight: Tensor, windows: Tensor, pads: tuple[int, ...]) -> None:
-    """Gradients of a stride-1 convolution as a whole (gradient.custom_vjp): the input's is another convolution (the
-    flipped kernel over the padded gradient), not the op-by-op derivative, a windowed tensor kh*kw times the input's
-    size then summed back into the image; the weight's is the usual sum of windows times gradient."""
-    from tinygrad.gradient import custom_vjp
-    (N, cin), (oh, ow, kh, kw), cout = inp.shape[:2], windows.shape[-4:], weight.shape[0]
-    back = (kw - 1 - pads[0], kw - 1 - pads[1], kh - 1 - pads[2], kh - 1 - pads[3])  # left, right, top, bottom
-    if min(back) < 0: return  # padding wider than the kernel: the op-by-op derivative handles it
-    def vjp(g: Tensor) -> tuple[Tensor, Tensor]:
-      dx = g.conv2d(weight.flip((2, 3)).transpose(0, 1), padding=back)
-      dw = (windows.reshape(N, 1, cin, oh, ow, kh, kw) * g.reshape(N, cout, 1, oh, ow, 1, 1)).sum((0, 3, 4))
-      return dx, dw
-    custom_vjp[self.uop] = ((inp.uop, weight.uop), vjp)  # holds the inputs, not self.uop: the entry dies with the graph
-  def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0, output_padding=0) -> Tensor:
-    """The gradient of conv2d with respect to its input, as a layer: weight is (cin, cout // groups, kh, kw)."""
-    if self.ndim == 3 and weight.ndim == 3:
-      s, d, p, op = Tensor._as_2d(stride, dilation, padding, output_padding)
-      return self.unsqueeze(2).conv_transpose2d(weight.unsqueeze(2), bias, groups, s, d, p, op).squeeze(2)
-    if self.ndim != 4 or weight.ndim != 4: raise ValueError(f"conv_transpose2d needs a 4-d input and weight, got {self.shape} and {weight.shape}")
-    (N, cin, H, W), (cin_w, cout_g, kh, kw) = self.shape, weight.shape
-    if cin != cin_w or cin % groups: raise ValueError(f"conv_transpose2d: input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_w}")
-    s, d, p, op = (Tensor._pair(v) for v in (stride, dilation, padding, output_padding))
-    x = self
-    if s != (1, 1):  # stride - 1 zeros between input elements: (H) -> (H, 1) -> pad to (H, s) -> (H*s) -> drop the trailing zeros
-      x = x.reshape(N, cin, H, 1, W, 1).pad((None, None, None, (0, s[0] - 1), None, (0, s[1] - 1))).reshape(N, cin, H * s[0], W * s[1])
-      x = x.shrink((None, None, (0, (H - 1) * s[0] + 1), (0, (W - 1) * s[1] + 1)))
-    # a plain convolution with the kernel flipped and its in/out channels swapped within each group
-    w = weight.reshape(groups, cin // groups, cout_g, kh, kw).transpose(1, 2).flip(3, 4).reshape(groups * cout_g, cin // groups, kh, kw)
-    (t, b), (l, r) = (((k - 1) * dd - pp, (k - 1) * dd - pp + o) for k, dd, pp, o in zip((kh, kw), d, p, op))
-    return x.conv2d(w, bias, groups=groups, dilation=d, padding=(l, r, t, b))
-  def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
-    k = Tensor._pair(kernel_size)
-    s, d = Tensor._pair(stride if stride is not None else k), Tensor._pair(dilation)
-    x = self._pad2d(padding, value=float("-inf"))
-    H, W = x.shape[-2:]
-    if s == k and d == (1, 1) and H % k[0] == 0 and W % k[1] == 0:  # non-overlapping windows: one reduction
-      return x.reshape(*x.shape[:-2], H // k[0], k[0], W // k[1], k[1]).max((-3, -1))
-    return x._pool(k, s, d).max((-2, -1))
-  def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
-    k = Tensor._pair(kernel_size)
-    s, d = Tensor._pair(stride if stride is not None else k), Tensor._pair(dilation)
-    x = self._pad2d(padding)
-    return x._pool(k, s, d).mean((-2, -1))
 
 Tensor._live, Tensor._pending_assigns = _WeakTensors(), _WeakTensors()
