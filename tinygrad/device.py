@@ -1,7 +1,7 @@
 """Devices and buffers. CPU and PYTHON keep buffers in host memory, CUDA in GPU memory; `CPU:1` and `CUDA:1` are second,
 separate devices."""
 from __future__ import annotations
-import ctypes, ctypes.util, os, functools, weakref
+import ctypes, ctypes.util, os, functools, weakref, threading
 from typing import Any
 from tinygrad.dtype import DType
 from tinygrad.helpers import getenv, GlobalCounters, perf_ns
@@ -15,16 +15,20 @@ _libc.posix_memalign.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_
 class LRUAllocator:
   """Freed blocks are kept by size and handed out again, so a re-run does not pay for fresh memory (and on a GPU does
   not pay for cuMemFree, which synchronizes). Subclasses say how to get and release a block."""
-  def __init__(self): self.cache: dict[int, list[int]] = {}; self.cached_bytes = 0
+  def __init__(self):
+    self.cache: dict[int, list[int]] = {}; self.cached_bytes = 0; self.lock = threading.Lock()
+    self.limit = getenv("ALLOC_CACHE_MB", 1024) << 20  # read once: a bad value fails here, by name, not in every free
   def _alloc(self, nbytes: int) -> int: raise NotImplementedError
   def _free(self, ptr: int) -> None: raise NotImplementedError
   def alloc(self, nbytes: int) -> int:
-    if (lst := self.cache.get(nbytes)): self.cached_bytes -= nbytes; return lst.pop()
+    with self.lock:  # a device queue's thread frees the buffers its last kernel held
+      if (lst := self.cache.get(nbytes)): self.cached_bytes -= nbytes; return lst.pop()
     try: return self._alloc(nbytes)
     except MemoryError: self.free_cache(); return self._alloc(nbytes)
   def free(self, ptr: int, nbytes: int) -> None:
-    if self.cached_bytes + nbytes <= getenv("ALLOC_CACHE_MB", 1024) << 20: self.cache.setdefault(nbytes, []).append(ptr); self.cached_bytes += nbytes
-    else: self._free(ptr)
+    with self.lock:
+      if self.cached_bytes + nbytes <= self.limit: self.cache.setdefault(nbytes, []).append(ptr); self.cached_bytes += nbytes; return
+    self._free(ptr)
   def free_cache(self) -> None:
     for lst in self.cache.values():
       for p in lst: self._free(p)
@@ -105,8 +109,13 @@ class _Device:
   """`Device["CPU"]` gives the device object; `Device.DEFAULT` the one tensors go to when none is named."""
   KNOWN = ("CPU", "PYTHON", "CUDA")
   def __init__(self): self.opened: dict[str, Any] = {}  # name as asked for -> the open device
-  def canonicalize(self, device: str | None) -> str:
+  def canonicalize(self, device: str | tuple[str, ...] | list[str] | None) -> Any:
+    """'cpu:0' -> 'CPU'; a tuple or list of names (a multi-device tensor's devices) -> a tuple of canonical names."""
     if device is None: return self.DEFAULT
+    if isinstance(device, (tuple, list)):
+      devs = tuple(self.canonicalize(d) for d in device)
+      if not devs: raise ValueError("a multi-device tensor needs at least one device, got an empty tuple")
+      return devs if len(devs) > 1 else devs[0]
     if not isinstance(device, str): raise TypeError(f"device must be a string like 'CPU', got {type(device).__name__}")
     d = device.upper()
     base, _, idx = d.partition(":")
@@ -146,3 +155,45 @@ Device = _Device()
 
 # the storage behind each BUFFER UOp of the tensor graph; it lives as long as the UOp
 buffers: "weakref.WeakKeyDictionary[Any, Buffer]" = weakref.WeakKeyDictionary()
+
+class HostQueue:
+  """One in-order queue of work on its own thread: a host device's kernels ("CPU:1") or the copies into it ("CPU:1/copy").
+  Queues run side by side (a compiled kernel releases the GIL while it runs); an item waits only for the items of
+  other queues it names (the writers of what it reads), so CPU:1 never waits for CPU:0 unless it reads its output."""
+  def __init__(self, name: str):
+    self.name, self.submitted, self.done, self.error = name, 0, 0, None
+    self._items: list = []
+    self._cv = threading.Condition()
+    threading.Thread(target=self._loop, name=f"tinygrad-{name}", daemon=True).start()
+  def submit(self, fn, deps: list[tuple[HostQueue, int]]) -> int:
+    """Queue fn() to run after each (queue, n) in deps has finished its n-th item; returns this item's number."""
+    with self._cv:
+      self.submitted += 1
+      self._items.append((fn, deps, self.submitted))
+      self._cv.notify_all()
+      return self.submitted
+  def wait(self, n: int) -> None:
+    if self.done >= n: return
+    with self._cv:
+      while self.done < n: self._cv.wait()
+  def synchronize(self) -> None:
+    """Wait for everything queued so far; an error raised by an item is raised here, in the caller's thread."""
+    self.wait(self.submitted)
+    if (e := self.error) is not None: self.error = None; raise e
+  def _loop(self) -> None:
+    while True:
+      with self._cv:
+        while not self._items: self._cv.wait()
+        fn, deps, n = self._items.pop(0)
+      for q, k in deps: q.wait(k)
+      try: fn()
+      except BaseException as e: self.error = self.error or e  # noqa: BLE001  (re-raised by synchronize)
+      del fn
+      with self._cv:
+        self.done = n
+        self._cv.notify_all()
+
+_queues: dict[str, HostQueue] = {}
+def host_queue(name: str) -> HostQueue:
+  if (q := _queues.get(name)) is None: q = _queues[name] = HostQueue(name)
+  return q

@@ -20,7 +20,12 @@ def _reduce_grad(ctx: Tensor, ret: UOp) -> tuple:
   if op is Ops.MAX:  # the gradient goes to the max, split evenly between ties
     mask = (_T(x) == _T(ret).expand(x.shape)).cast(ctx.dtype)
     return (mask * g / mask.sum(axes, keepdim=True).expand(x.shape),)
-  if op is Ops.MUL: return ((_T(ret).expand(x.shape) / _T(x)) * g,)
+  if op is Ops.MUL:  # prod / x_j, except at a zero: there the product of the others (nonzero only if x_j is the one zero)
+    xt = _T(x)
+    zero = xt == 0
+    others = zero.where(1, xt).prod(axes, keepdim=True).expand(x.shape)
+    lone = (zero.sum(axes, keepdim=True) == 1).expand(x.shape)
+    return (zero.where(lone.where(others, 0), _T(ret).expand(x.shape) / zero.where(1, xt)) * g,)
   raise RuntimeError(f"no gradient for a {op} reduction")
 
 def _max_grad(ctx: Tensor, ret: UOp) -> tuple:
@@ -30,9 +35,11 @@ def _max_grad(ctx: Tensor, ret: UOp) -> tuple:
   return ga, gb
 
 def _pow_grad(ctx: Tensor, ret: UOp) -> tuple:
+  # torch's rules: no base gradient for a zero exponent; the exponent's is r*log(x) (nan for a negative base, -inf
+  # for 0 to a negative power) except 0 for 0 to a non-negative power
   x, y, r = _T(ret.src[0]), _T(ret.src[1]), _T(ret)
   dx = (y == 0).where(0, y * x.pow(y - 1)) * ctx
-  dy = (x <= 0).where(0, r * x.log()) * ctx
+  dy = ((x == 0) & (y >= 0)).where(0, r * x.log()) * ctx
   return dx, dy
 
 pm_gradient = PatternMatcher([
@@ -43,7 +50,7 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (_T(ret) * ctx * math.log(2),)),
   (UPat(Ops.SQRT, name="ret"), lambda ctx, ret: (ctx / (_T(ret) * 2),)),
   (UPat(Ops.TRUNC), lambda ctx: (ctx * 0,)),
-  (UPat((Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.IDIV, Ops.MOD)), lambda: (None, None)),
+  (UPat((Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.AND, Ops.OR, Ops.XOR, Ops.IDIV, Ops.MOD, Ops.SHL, Ops.SHR)), lambda: (None, None)),
   (UPat(Ops.NEG), lambda ctx: (-ctx,)),
   (UPat(Ops.ADD), lambda ctx: (ctx, ctx)),
   (UPat(Ops.SUB), lambda ctx: (ctx, -ctx)),
@@ -56,6 +63,9 @@ pm_gradient = PatternMatcher([
   (UPat((Ops.CONTIGUOUS, Ops.ASSIGN)), lambda ctx: (ctx, None)),
   (UPat(Ops.DETACH), lambda: (None,)),
   (UPat(Ops.COPY, name="ret"), lambda ctx, ret: (ctx.to(ret.src[0].device), None)),
+  # each device's piece gets its part of the gradient; a replicated value is one value, its gradient goes to one copy
+  (UPat(Ops.MULTI, name="ret"), lambda ctx, ret: tuple(_T(UOp(Ops.MSELECT, ctx.dtype, (ctx.uop,), (i, ret.arg))) if ret.arg is not None or i == 0 else None
+                                                   for i in range(len(ret.src)))),
   (UPat(Ops.RESHAPE, name="ret"), lambda ctx, ret: (ctx.reshape(ret.src[0].shape),)),
   (UPat(Ops.EXPAND, name="ret"), lambda ctx, ret: (ctx.sum(tuple(i for i, (a, b) in enumerate(zip(ret.src[0].shape, ret.shape)) if a != b), keepdim=True),)),
   (UPat(Ops.PAD, name="ret"), lambda ctx, ret: (ctx.shrink(tuple((b, b + s) for (b, _), s in zip(ret.arg, ret.src[0].shape))),)),
@@ -75,9 +85,17 @@ def compute_gradient(root: UOp, root_grad: Tensor, targets: set[UOp]) -> dict[UO
   on_path: dict[UOp, bool] = {}
   for u in topo: on_path[u] = u in targets or any(on_path[s] for s in u.src)
   grads: dict[UOp, Tensor] = {root: root_grad}
+  call_grads: dict[UOp, dict[int, Tensor]] = {}  # a @function call's output gradients, gathered until the walk reaches it
   for u in reversed(topo):
-    if (g := grads.get(u)) is None or not on_path[u] or u.op in (Ops.BUFFER, Ops.CONST, Ops.DEVICE, Ops.DEFINE_VAR): continue
-    if (cv := custom_vjp.get(u)) is not None: srcs, sgrads = cv[0], cv[1](g)  # the nodes between u and its inputs get none
+    if ((g := grads.get(u)) is None and u not in call_grads) or not on_path[u] or u.op in (Ops.BUFFER, Ops.CONST, Ops.DEVICE, Ops.DEFINE_VAR, Ops.PARAM): continue
+    if u.op is Ops.GETTUPLE:
+      outs = call_grads.setdefault(u.src[0], {})
+      outs[u.arg] = outs[u.arg] + g if u.arg in outs else g
+      continue
+    if u.op is Ops.CALL:
+      from tinygrad.function import call_gradient
+      srcs, sgrads = u.src, call_gradient(u, call_grads.pop(u), [on_path[a] for a in u.src[1:]])
+    elif (cv := custom_vjp.get(u)) is not None: srcs, sgrads = cv[0], cv[1](g)  # the nodes between u and its inputs get none
     elif (r := pm_gradient.rewrite_pat(u, ctx=g)) is not None: srcs, sgrads = u.src, r[0]
     else: raise RuntimeError(f"no gradient rule for {u.op}")
     for s, sg in zip(srcs, sgrads):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 import functools, math, pathlib, struct, weakref, itertools
 from typing import Any, Sequence
-from tinygrad.dtype import DType, dtypes, to_dtype, least_upper_dtype, least_upper_float
+from tinygrad.dtype import DType, DTypeError, dtypes, to_dtype, least_upper_dtype, least_upper_float
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad import tracing
@@ -12,6 +12,7 @@ from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_sche
 from tinygrad.engine.schedule_cache import cached_schedule
 from tinygrad.engine.realize import run_schedule, buffer_for
 from tinygrad.tensor_ops_index import IndexOps
+from tinygrad.tensor_ops_math import MathOps
 from tinygrad.tensor_ops_conv import ConvOps
 
 def _shape_of(data: Any) -> tuple[int, ...]:
@@ -88,7 +89,7 @@ class _NoGrad:
       with _NoGrad(self.mode): return fn(*args, **kw)
     return wrapper
 
-class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
+class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
   __slots__ = ("uop", "_requires_grad", "grad", "_lazy", "__weakref__")
   training: bool = False
@@ -109,7 +110,8 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
       shape, vals = _shape_of(data), _flat(data)
       if dt is None:
         dt = dtypes.bool if vals and all(isinstance(v, bool) for v in vals) else \
-          dtypes.default_int if vals and all(isinstance(v, (bool, int)) for v in vals) else dtypes.default_float
+          (dtypes.int64 if any(not -2**31 <= v < 2**31 for v in vals) else dtypes.default_int) if vals and all(isinstance(v, (bool, int)) for v in vals) \
+          else dtypes.default_float  # an int outside int32 makes it int64, so Tensor([2**40]) keeps its value
       for v in vals:
         if not isinstance(v, (bool, int, float)): raise TypeError(f"cannot make a Tensor from a list holding {type(v).__name__}")
       u = _host_buffer(_pack(vals, dt), dt, dev)
@@ -196,7 +198,8 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   def _buffer(self) -> tuple[Buffer, tuple[int, ...]]:
     """Realize this tensor (in place, as tinygrad users expect after .numpy()) and return its host buffer."""
     self.realize()
-    t = self if self.device.partition(":")[0] in ("CPU", "PYTHON") else self.to("CPU").realize()
+    t = self.to(self.device[0]).realize() if isinstance(self.device, tuple) else self  # a multi-device tensor: gathered on its first
+    t = t if t.device.partition(":")[0] in ("CPU", "PYTHON") else t.to("CPU").realize()
     u = t.uop
     while u.op is Ops.RESHAPE: u = u.src[0]
     return buffer_for(u).ensure_allocated(), self.shape
@@ -223,6 +226,18 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     if d == self.device: return self
     return self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
   def to_(self, device: str | None) -> Tensor: self.uop = self.to(device).uop; return self
+  def shard(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor:
+    """This tensor split along `axis` over `devices`, each holding one equal piece (axis None: each holds a copy).
+    Ops on it run on every device; see tinygrad/multi.py."""
+    from tinygrad.multi import multi, shard_piece, check_divides, _copy
+    if isinstance(self.device, tuple): raise RuntimeError(f"can't shard a multi-device tensor (on {self.device}): shard the single-device tensor")
+    devs = Device.canonicalize(tuple(devices) if isinstance(devices, (list, tuple)) else (devices,))
+    if isinstance(devs, str): return self.to(devs)
+    if axis is None: return self.to(devs)
+    ax = normalize_axis(axis, self.ndim)
+    check_divides(self.shape, ax, len(devs))
+    return self._new(multi([_copy(shard_piece(self.uop, ax, i, len(devs)), d) for i, d in enumerate(devs)], ax))
+  def shard_(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor: self.uop = self.shard(devices, axis).uop; return self
   def clone(self) -> Tensor: return self.contiguous()
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place, so a TinyJit replay updates the same memory)."""
@@ -288,6 +303,7 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     """n uniformly random uint32s computed on the device: a hash of (seed, draw number, jit step, element index).
     The draw number is copied in with each draw; the jit step is a device buffer that TinyJit bumps before each
     replay, so a replayed step draws new numbers without any Python running."""
+    if isinstance(device, tuple): return Tensor._random_bits(n, device[0]).to(device)  # one draw, the same on every device
     if (step := Tensor._rng_step.get(device)) is None:
       step = Tensor._rng_step[device] = Tensor([0], dtype=dtypes.uint32, device=device).contiguous().realize()
     Tensor._draws += 1
@@ -425,6 +441,7 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     x = self.shrink(shrink) if any(b != 0 or e != s for (b, e), s in zip(shrink, self.shape)) else self
     pos = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
     if all(p == (0, 0) for p in pos): return x
+    if x.numel() == 0: return Tensor.full(tuple(s + b + a for s, (b, a) in zip(x.shape, pos)), value, x.dtype, x.device)  # only padding is left
     out = x._mv(Ops.PAD, pos)
     if value == 0: return out
     mask = Tensor(_const(True, dtypes.bool, x.device, x.shape))._mv(Ops.PAD, pos)
@@ -435,7 +452,9 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
       raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
     return self if all(a == (0, s) for a, s in zip(arg, self.shape)) else self._mv(Ops.SHRINK, arg)
   def flip(self, axis, *args) -> Tensor:
-    axes = {normalize_axis(a, self.ndim) for a in ((axis,) + args if isinstance(axis, int) else tuple(axis))}
+    given = [normalize_axis(a, self.ndim) for a in ((axis,) + args if isinstance(axis, int) else tuple(axis))]
+    if len(set(given)) != len(given): raise RuntimeError(f"flip: a dim can appear only once, got {axis if not args else (axis,) + args}")
+    axes = set(given)
     return self._mv(Ops.FLIP, tuple(i in axes for i in range(self.ndim))) if axes else self
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
     order = list(range(self.ndim))
@@ -455,8 +474,8 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
   def squeeze(self, dim: int | None = None) -> Tensor:
     if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
+    d = normalize_axis(dim, self.ndim)  # a 0-d tensor takes dim 0 and -1, as in torch
     if self.ndim == 0: return self
-    d = normalize_axis(dim, self.ndim)
     return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
   def unsqueeze(self, dim: int) -> Tensor:
     d = normalize_axis(dim, self.ndim + 1)
@@ -520,6 +539,8 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     return oh.where(x, 0).sum(ix.ndim, dtype=self.dtype)
   def gather(self, dim: int, index: Tensor) -> Tensor:
     d = normalize_axis(dim, self.ndim)
+    if index.ndim != self.ndim or any(i != d and ix > s for i, (ix, s) in enumerate(zip(index.shape, self.shape))):
+      raise RuntimeError(f"gather: index {index.shape} needs {self.ndim} dims, each no larger than self {self.shape} outside dim {d}")
     n = self.shape[d]
     onehot = index.unsqueeze(-1) == Tensor.arange(n, device=self.device)
     x = self.shrink(tuple((0, index.shape[i]) if i != d else None for i in range(self.ndim))).unsqueeze(-1).transpose(-1, d)
@@ -541,17 +562,21 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
     """a.stack(b, dim=0) or Tensor.stack(a, b, dim=0) (a list of tensors works too)."""
     ts = [*self, *others] if isinstance(self, (list, tuple)) else [self, *others]
+    if not ts or not all(isinstance(t, Tensor) for t in ts) or (isinstance(self, (list, tuple)) and others):
+      raise ValueError(f"stack takes tensors (Tensor.stack(a, b) or Tensor.stack([a, b])), got {[type(t).__name__ for t in ts]}")
     d = normalize_axis(dim, ts[0].ndim + 1)
     return Tensor.cat(*[t.unsqueeze(d) for t in ts], dim=d)
   def split(self, sizes: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     d = normalize_axis(dim, self.ndim)
+    if isinstance(sizes, int) and sizes <= 0: raise ValueError(f"split: the size of each piece must be positive, got {sizes}")
     sizes = [min(sizes, self.shape[d] - i) for i in range(0, self.shape[d], sizes)] if isinstance(sizes, int) else list(sizes)
     if sum(sizes) != self.shape[d]: raise ValueError(f"split sizes {sizes} don't add up to {self.shape[d]}")
     offs = list(itertools.accumulate(sizes, initial=0))
     return tuple(self.shrink(tuple((offs[k], offs[k + 1]) if i == d else None for i in range(self.ndim))) for k in range(len(sizes)))
   def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     d = normalize_axis(dim, self.ndim)
-    return self.split(-(-self.shape[d] // chunks), d)
+    if chunks <= 0: raise ValueError(f"chunk: the number of chunks must be positive, got {chunks}")
+    return self.split(max(1, -(-self.shape[d] // chunks)), d)
 
   # ----- elementwise
   def _to_tensor(self, y: Any) -> Tensor:
@@ -595,17 +620,19 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
   def _float(self) -> Tensor: return self.cast(least_upper_float(self.dtype))
 
-  def add(self, y, reverse=False) -> Tensor: return self._bin(Ops.ADD, y, reverse)
-  def sub(self, y, reverse=False) -> Tensor: return self._bin(Ops.SUB, y, reverse)
-  def mul(self, y, reverse=False) -> Tensor: return self._bin(Ops.MUL, y, reverse)
-  def div(self, y, reverse=False, rounding_mode: str | None = None) -> Tensor:
-    a, b = self._broadcasted(y, reverse)
+  # the other operand is named x, as in tinygrad (t.add(x=...))
+  def add(self, x, reverse=False) -> Tensor: return self._bin(Ops.ADD, x, reverse)
+  def sub(self, x, reverse=False) -> Tensor: return self._bin(Ops.SUB, x, reverse)
+  def mul(self, x, reverse=False) -> Tensor: return self._bin(Ops.MUL, x, reverse)
+  def div(self, x, reverse=False, rounding_mode: str | None = None) -> Tensor:
+    if rounding_mode not in (None, "trunc", "floor"): raise RuntimeError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    a, b = self._broadcasted(x, reverse)
     if rounding_mode == "trunc": return a.idiv(b) if dtypes.is_int(a.dtype) else (a / b).trunc()
     if rounding_mode == "floor": return a // b
     return a._float()._alu(Ops.FDIV, b._float())
-  def idiv(self, y, reverse=False) -> Tensor:
-    a, b = self._broadcasted(y, reverse)
-    if not dtypes.is_int(a.dtype): raise TypeError(f"idiv needs integer tensors, got {a.dtype}")
+  def idiv(self, x, reverse=False) -> Tensor:
+    a, b = self._broadcasted(x, reverse)
+    if not dtypes.is_int(a.dtype): raise DTypeError(f"idiv needs integer tensors, got {a.dtype}")
     return a._alu(Ops.IDIV, b)
   def __floordiv__(self, y) -> Tensor: return self._floordiv(y, False)
   def __rfloordiv__(self, y) -> Tensor: return self._floordiv(y, True)
@@ -614,21 +641,24 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     if not dtypes.is_int(a.dtype): return (a / b).floor()
     q = a._alu(Ops.IDIV, b)  # C truncates; floor division rounds down when the signs differ and there is a remainder
     return ((a._alu(Ops.MOD, b) != 0) & ((a < 0) != (b < 0))).where(q - 1, q)
-  def mod(self, y, reverse=False) -> Tensor:
-    a, b = self._broadcasted(y, reverse)
+  def mod(self, x, reverse=False) -> Tensor:
+    a, b = self._broadcasted(x, reverse)
     if not dtypes.is_int(a.dtype): return a - b * (a / b).floor()
     r = a._alu(Ops.MOD, b)  # numpy's sign follows the divisor
     return ((r != 0) & ((r < 0) != (b < 0))).where(r + b, r)
-  def pow(self, y, reverse=False) -> Tensor:
-    a, b = self._broadcasted(y, reverse)
+  def pow(self, x, reverse=False) -> Tensor:
+    a, b = self._broadcasted(x, reverse)
     if dtypes.is_int(a.dtype) or a.dtype == dtypes.bool:
-      return a.float()._alu(Ops.POW, b.float()).round().cast(a.dtype) if a.dtype != dtypes.bool else a.float()._alu(Ops.POW, b.float()).cast(a.dtype)
+      if not reverse and isinstance(x, (int, float)) and not (isinstance(x, int) and x >= 0):
+        raise RuntimeError(f"pow: an integer base needs a non-negative integer exponent, got {x!r} (cast the base to float)")
+      # in double, exact for every result below 2**53 (float32 would round 11**7)
+      return a.double()._alu(Ops.POW, b.double()).round().cast(a.dtype) if a.dtype != dtypes.bool else a.float()._alu(Ops.POW, b.float()).cast(a.dtype)
     return a._alu(Ops.POW, b)
-  def maximum(self, y) -> Tensor:
-    a, b = self._broadcasted(y)
+  def maximum(self, x) -> Tensor:
+    a, b = self._broadcasted(x)
     return a._alu(Ops.MAX, b)
-  def minimum(self, y) -> Tensor:
-    a, b = self._broadcasted(y)
+  def minimum(self, x) -> Tensor:
+    a, b = self._broadcasted(x)
     return (a < b).where(a, b) if not dtypes.is_float(a.dtype) else -((-a)._alu(Ops.MAX, -b))
   def where(self, x, y) -> Tensor:
     cond = self if self.dtype == dtypes.bool else self != 0
@@ -647,19 +677,19 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   def __neg__(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self._alu(Ops.NEG)
   def __invert__(self) -> Tensor:
     if self.dtype == dtypes.bool: return self.logical_not()
-    if not dtypes.is_int(self.dtype): raise TypeError(f"~ needs an integer or bool tensor, got {self.dtype}")
+    if not dtypes.is_int(self.dtype): raise DTypeError(f"~ needs an integer or bool tensor, got {self.dtype}")
     return self._bin(Ops.XOR, -1 if not dtypes.is_unsigned(self.dtype) else dtypes.max(self.dtype))
   def _bitwise(self, op: Ops, y, reverse=False) -> Tensor:
     a, b = self._broadcasted(y, reverse)
-    if not (dtypes.is_int(a.dtype) or a.dtype == dtypes.bool): raise TypeError(f"bitwise ops need integer or bool tensors, got {a.dtype}")
+    if not (dtypes.is_int(a.dtype) or a.dtype == dtypes.bool): raise DTypeError(f"bitwise ops need integer or bool tensors, got {a.dtype}")
     return a._alu(op, b)
-  def bitwise_and(self, y, reverse=False) -> Tensor: return self._bitwise(Ops.AND, y, reverse)
-  def bitwise_or(self, y, reverse=False) -> Tensor: return self._bitwise(Ops.OR, y, reverse)
-  def bitwise_xor(self, y, reverse=False) -> Tensor: return self._bitwise(Ops.XOR, y, reverse)
+  def bitwise_and(self, x, reverse=False) -> Tensor: return self._bitwise(Ops.AND, x, reverse)
+  def bitwise_or(self, x, reverse=False) -> Tensor: return self._bitwise(Ops.OR, x, reverse)
+  def bitwise_xor(self, x, reverse=False) -> Tensor: return self._bitwise(Ops.XOR, x, reverse)
   xor = bitwise_xor
   def bitwise_not(self) -> Tensor: return ~self
-  def lshift(self, y) -> Tensor: return self._bitwise(Ops.SHL, y)
-  def rshift(self, y) -> Tensor: return self._bitwise(Ops.SHR, y)
+  def lshift(self, x, reverse=False) -> Tensor: return self._bitwise(Ops.SHL, x, reverse)
+  def rshift(self, x, reverse=False) -> Tensor: return self._bitwise(Ops.SHR, x, reverse)
   __add__ = lambda self, y: self.add(y); __radd__ = lambda self, y: self.add(y, True)
   __sub__ = lambda self, y: self.sub(y); __rsub__ = lambda self, y: self.sub(y, True)
   __mul__ = lambda self, y: self.mul(y); __rmul__ = lambda self, y: self.mul(y, True)
@@ -679,8 +709,8 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   def __isub__(self, y): return self.assign(self - y)
   def __imul__(self, y): return self.assign(self * y)
   def __itruediv__(self, y): return self.assign(self / y)
-  def eq(self, y) -> Tensor: return self == y
-  def ne(self, y) -> Tensor: return self != y
+  def eq(self, x) -> Tensor: return self == x
+  def ne(self, x) -> Tensor: return self != x
 
   # unary math, in terms of the few ALU ops the devices implement
   def exp2(self) -> Tensor: return self._float()._alu(Ops.EXP2)
@@ -714,25 +744,38 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
   def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
-  def sigmoid(self) -> Tensor: return (1 + (-self._float()).exp()).reciprocal()
+  def sigmoid(self) -> Tensor:
+    x = self._float()
+    out = (1 + (-x).exp()).reciprocal()
+    # its derivative as s*(1-s): the op-by-op one is exp(-x) * (...)^2 = inf * 0 for x below about -88
+    from tinygrad.gradient import custom_vjp
+    custom_vjp[out.uop] = ((x.uop,), lambda g: (g * (s := (1 + (-x).exp()).reciprocal()) * (1 - s),))
+    return out
   def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
   def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
   def sinh(self) -> Tensor: return (self.exp() - (-self).exp()) / 2
   def cosh(self) -> Tensor: return (self.exp() + (-self).exp()) / 2
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
-  def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).tanh())
+  def gelu(self, approximate: str = "tanh") -> Tensor:
+    if approximate == "tanh": return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).tanh())
+    if approximate == "none": return self * 0.5 * (1.0 + (self * (1 / math.sqrt(2))).erf())
+    raise RuntimeError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
   def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
-  def softplus(self, beta: float = 1.0) -> Tensor: return (1 / beta) * (1 + (self * beta).exp()).log()
+  def softplus(self, beta: float = 1.0) -> Tensor: return (1 / beta) * (self * beta).logaddexp(0.0)  # no exp overflow for large x
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def clip(self, min_=None, max_=None) -> Tensor:
-    if min_ is None and max_ is None: raise ValueError("clip needs at least one of min and max")
-    x = self if min_ is None else self.maximum(min_)
-    return x if max_ is None else x.minimum(max_)
+    """Values below min_ become min_, above max_ become max_; at a bound the gradient passes through, as in torch."""
+    if min_ is None and max_ is None: raise RuntimeError("clip needs at least one of min_ and max_")
+    x = self if min_ is None else (self < min_).where(min_, self)
+    return x if max_ is None else (x > max_).where(max_, x)
   clamp = clip
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
   def isnan(self) -> Tensor: return self != self
-  def isinf(self) -> Tensor: return (self == math.inf) | (self == -math.inf)
+  def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+    if detect_positive and detect_negative: return (self == math.inf) | (self == -math.inf)
+    if detect_positive or detect_negative: return self == (math.inf if detect_positive else -math.inf)
+    return self.zeros_like(dtype=dtypes.bool)
   def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
   def softsign(self) -> Tensor: return self / (1 + self.abs())
   def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
@@ -748,7 +791,9 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
   def _reduce(self, op: Ops, axis=None, keepdim: bool = False) -> Tensor:
     axes = self._axes(axis)
     if self.ndim == 0: return self
-    out = self._new(UOp(Ops.REDUCE_AXIS, self.dtype, (self.uop,), (op, axes))) if axes else self
+    if axes and any(self.shape[a] == 0 for a in axes):  # nothing to combine: every output is the op's identity
+      out = Tensor.full(tuple(1 if i in axes else s for i, s in enumerate(self.shape)), {Ops.ADD: 0, Ops.MUL: 1}.get(op, dtypes.min(self.dtype)), self.dtype, self.device)
+    else: out = self._new(UOp(Ops.REDUCE_AXIS, self.dtype, (self.uop,), (op, axes))) if axes else self
     return out if keepdim else out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in axes))
   @staticmethod
   def _sum_dtype(dt: DType) -> DType:
@@ -764,10 +809,11 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     acc = to_dtype(dtype) if dtype is not None else Tensor._sum_dtype(self.dtype)
     return self.cast(acc)._reduce(Ops.MUL, axis, keepdim)
   def max(self, axis=None, keepdim: bool = False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
-  def min(self, axis=None, keepdim: bool = False) -> Tensor:
-    if dtypes.is_unsigned(self.dtype): return ~((~self).max(axis, keepdim))
-    if self.dtype == dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
-    return -((-self).max(axis, keepdim))
+  def _inverse(self) -> Tensor:
+    """An order-reversing map that is its own inverse and never overflows: -x for floats, ~x for ints (-x would
+    wrap the most negative int onto itself)."""
+    return self.logical_not() if self.dtype == dtypes.bool else -self if dtypes.is_float(self.dtype) else ~self
+  def min(self, axis=None, keepdim: bool = False) -> Tensor: return self._inverse().max(axis, keepdim)._inverse()
   def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
   def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
   def mean(self, axis=None, keepdim: bool = False) -> Tensor:
@@ -788,23 +834,31 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     m = self.max(axis, keepdim=True)
     out = (self - m).exp().sum(axis, keepdim=True).log() + m
     return out if keepdim else out.reshape(tuple(s for i, s in enumerate(self.shape) if i not in self._axes(axis)))
-  def softmax(self, axis: int = -1) -> Tensor:
-    e = (self - self.max(axis, keepdim=True)).exp()
-    return e / e.sum(axis, keepdim=True)
-  def log_softmax(self, axis: int = -1) -> Tensor:
-    m = self - self.max(axis, keepdim=True)
+  def _shifted(self, axis, dtype) -> Tensor:
+    """self minus its max along axis: the max is a constant shift, it gets no gradient (softmax doesn't depend on it)."""
+    m = self - self.max(axis, keepdim=True).detach()
+    return m.cast(dtype) if dtype is not None else m
+  def softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    e = self._shifted(axis, dtype).exp()
+    # times the reciprocal, not a division: the backward then reuses the forward's sum, and at a gradient of ones
+    # the result is s * (1 - s * sum) rounded once
+    return e * e.sum(axis, keepdim=True).reciprocal()
+  def log_softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    m = self._shifted(axis, dtype)
     return m - m.exp().sum(axis, keepdim=True).log()
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     if axis is None: return self.flatten().argmax(0)
     a = normalize_axis(axis, self.ndim)
+    if self.ndim == 0: return Tensor.zeros((), dtype=dtypes.int32, device=self.device)
     n = self.shape[a]
     # the first index of the max: n - max over (is_max * (n - i))
     rev = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - a - 1))
     return (n - ((self == self.max(a, keepdim=True)) * rev).max(a, keepdim)).cast(dtypes.int32)
   def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
-    return (-self if not dtypes.is_unsigned(self.dtype) and self.dtype != dtypes.bool else ~self).argmax(axis, keepdim)
+    return self._inverse().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
     a = normalize_axis(axis, self.ndim)
+    if self.ndim == 0: return self
     n = self.shape[a]
     x = self.transpose(a, -1)
     # pad-and-window: row i sums elements 0..i
@@ -885,12 +939,13 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     return [g if (g := grads.get(t.uop)) is not None else t.zeros_like() for t in targets]
   @_tensor_call
   def backward(self, gradient: Tensor | None = None) -> Tensor:
-    """Accumulate d(self)/d(t) into t.grad for every tensor t with requires_grad that self depends on."""
+    """Accumulate d(self)/d(t) into t.grad for every live float tensor t in self's graph whose requires_grad is not
+    False (None, the default of Tensor.rand and of layer weights, counts), as tinygrad 0.14 does."""
     if Tensor.no_grad: raise RuntimeError("backward() inside Tensor.test() (Tensor.no_grad is set): gradients are off there")
     live = list(Tensor._live)
     root, topo = Tensor._through_realized(self.uop, live)
     in_graph = set(topo)
-    tensors = [t for t in live if t.requires_grad and (t.uop in in_graph or t._lazy in in_graph)]
+    tensors = [t for t in live if t._requires_grad is not False and (t.uop in in_graph or t._lazy in in_graph) and dtypes.is_float(t.dtype)]
     # a tensor realized after this graph was built appears in it as its earlier, lazy graph
     targets = [Tensor(t.uop if t.uop in in_graph else t._lazy) for t in tensors]  # type: ignore[arg-type]
     for t, g in zip(tensors, Tensor(root).gradient(*targets, gradient=gradient if gradient is not None else self._seed_grad())):
@@ -920,7 +975,15 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     return _NoGrad(mode)
 
   # ----- neural network functions
-  def one_hot(self, num_classes: int) -> Tensor:
+  @staticmethod
+  def _reduction(loss: Tensor, reduction: str) -> Tensor:
+    if reduction not in ("mean", "sum", "none"): raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+  def one_hot(self, num_classes: int = -1) -> Tensor:
+    """(..., num_classes) of 0/1; num_classes -1 (torch's default) takes the largest class + 1, which reads the data."""
+    if not dtypes.is_int(self.dtype): raise RuntimeError(f"one_hot needs an integer tensor, got {self.dtype}")
+    if num_classes == -1: num_classes = int(self.max().item()) + 1 if self.numel() else 0
+    if num_classes < 0: raise ValueError(f"one_hot: num_classes must be non-negative (or -1), got {num_classes}")
     return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).cast(dtypes.default_int)
   def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0, reduction: str = "mean") -> Tensor:
     if Y.shape != self.shape[:-1]: raise ValueError(f"labels of shape {Y.shape} don't match logits of shape {self.shape}")
@@ -933,10 +996,18 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
     if reduction == "sum": return loss.sum()
     return loss.sum() / mask.sum()
   def cross_entropy(self, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    if Y.shape == self.shape[:-1] and dtypes.is_int(Y.dtype): return self.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing, reduction=reduction)
-    Y = Y * (1 - label_smoothing) + label_smoothing / self.shape[-1]
-    loss = -(self.log_softmax(-1) * Y).sum(-1)
-    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+    """torch's cross_entropy: logits with the classes on dim 1 (dim 0 for 1-d); Y is class indices (self's shape without
+    that dim) or class probabilities (self's shape)."""
+    if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if reduction not in ("mean", "sum", "none"): raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    cdim = 0 if self.ndim == 1 else 1
+    if Y.shape != self.shape:
+      if Y.shape != self.shape[:cdim] + self.shape[cdim + 1:]:
+        raise RuntimeError(f"cross_entropy: targets of shape {Y.shape} match neither logits {self.shape} nor them without the class dim {cdim}")
+      C = self.shape[cdim]
+      Y = (Y.unsqueeze(cdim) == Tensor.arange(C, device=self.device).reshape((C,) + (1,) * (self.ndim - cdim - 1))).cast(self.dtype)
+    Y = Y * (1 - label_smoothing) + label_smoothing / self.shape[cdim]
+    return Tensor._reduction(-(self.log_softmax(cdim) * Y).sum(cdim), reduction)
   def nll_loss(self, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood of the classes Y, given log-probabilities self of shape (N, C, ...)."""
     if reduction not in ("mean", "sum", "none"): raise ValueError(f"nll_loss: reduction must be mean, sum or none, got {reduction!r}")
@@ -958,8 +1029,13 @@ class Tensor(IndexOps, ConvOps):  # noqa: PLW1641
       attn_mask = Tensor.ones(*qk.shape[-2:], dtype=dtypes.bool, device=self.device).tril()
     if attn_mask is not None: qk = attn_mask.where(qk, -math.inf) if attn_mask.dtype == dtypes.bool else qk + attn_mask
     return qk.softmax(-1).dropout(dropout_p) @ value
-  def binary_crossentropy(self, Y: Tensor) -> Tensor: return -(Y * self.log() + (1 - Y) * (1 - self).log()).mean()
-  def binary_crossentropy_logits(self, Y: Tensor) -> Tensor: return (self.maximum(0) - Y * self + (1 + self.abs().neg().exp()).log()).mean()
+  def binary_crossentropy(self, Y: Tensor, reduction: str = "mean") -> Tensor:
+    return Tensor._reduction(-(Y * self.log() + (1 - Y) * (1 - self).log()), reduction)
+  def binary_crossentropy_logits(self, Y: Tensor, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """binary_crossentropy of sigmoid(self), computed in log space (finite for any logit); pos_weight scales the
+    positive term, per class."""
+    pos = self.logsigmoid() * Y * (1 if pos_weight is None else pos_weight)
+    return Tensor._reduction(-(pos + (-self).logsigmoid() * (1 - Y)), reduction)
   def dropout(self, p: float = 0.5) -> Tensor:
     if not Tensor.training or p == 0: return self
     if not 0 <= p < 1: raise ValueError(f"dropout probability must be in [0, 1), got {p}")

@@ -21,9 +21,10 @@ def alias_buffer(target: UOp) -> UOp:
   return new
 
 def is_contiguous_view(u: UOp) -> bool:
-  """A BUFFER, or reshapes of a whole BUFFER: nothing to compute."""
+  """A BUFFER, or reshapes of a whole BUFFER (on each device, for a multi-device tensor): nothing to compute."""
+  if u.op is Ops.MULTI: return all(is_contiguous_view(s) for s in u.src)
   while u.op is Ops.RESHAPE: u = u.src[0]
-  return u.op is Ops.BUFFER
+  return u.op in (Ops.BUFFER, Ops.PARAM)  # a PARAM: an input of a @function body, a buffer's view once inlined
 
 def view_of(buf: UOp, shape: tuple[int, ...]) -> UOp: return buf if buf.shape == shape else UOp(Ops.RESHAPE, buf.dtype, (buf,), shape)
 
@@ -144,9 +145,32 @@ def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
     out.append(items[i]); done.add(i)
   return out
 
+def _inline_call(g: UOp, c: UOp) -> UOp:
+  """Output g.arg of call c: its body's output with the body's PARAMs bound to the call's arguments. A precompiled
+  call's inputs and outputs are realized, so its kernels are its own (nothing fuses across it)."""
+  args = [a if not c.arg.precompile or is_contiguous_view(a) else UOp(Ops.CONTIGUOUS, a.dtype, (a,)) for a in c.src[1:]]
+  out = c.src[0].src[g.arg].substitute({p: args[p.arg.slot] for p in c.src[0].toposort() if p.op is Ops.PARAM and p.arg.trace == c.arg.trace})
+  return UOp(Ops.CONTIGUOUS, out.dtype, (out,)) if c.arg.precompile and out.op not in (Ops.CONTIGUOUS, Ops.ASSIGN) else out
+def _param_outside(p: UOp) -> UOp:
+  raise RuntimeError(f"a @function body realized a tensor computed from its input {p.arg!r} (.numpy(), .item(), .realize() inside the "
+                     "body): a body only builds its graph; return the tensor and realize it after the call")
+pm_inline_calls = PatternMatcher([
+  (UPat(Ops.GETTUPLE, src=(UPat(Ops.CALL, name="c"),), name="g"), _inline_call),
+  (UPat(Ops.PARAM, name="p"), _param_outside),
+])
+
 def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Returns the kernels and copies in the order to run them, and what each target becomes (a view of a buffer)."""
   sink = UOp(Ops.SINK, src=tuple(targets))
+  # @function calls first (bottom up: a call is replaced before its body is visited, nested calls as they appear)
+  if any(u.op in (Ops.CALL, Ops.PARAM) for u in sink.toposort()): sink = graph_rewrite(sink, pm_inline_calls, bottom_up=True, name="schedule: inline calls")
+  from tinygrad.multi import has_multi, lower_multi
+  if has_multi(sink):  # multi-device tensors: schedule one graph per device, then put each target's pieces back together
+    lowered = lower_multi(sink).src
+    flat = list(dict.fromkeys(s for t in lowered for s in (t.src if t.op is Ops.MULTI else (t,))))
+    items, becomes = create_schedule(flat)
+    return items, {t: UOp(Ops.MULTI, lt.dtype, tuple(becomes[s] for s in lt.src), lt.arg) if lt.op is Ops.MULTI else becomes[lt]
+                   for t, lt in zip(targets, lowered)}
   sink = graph_rewrite(sink, pm_early, name="schedule: remove no-op movement")
   sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink)), bottom_up=True, name="schedule: mark realize points")
   items: list[ScheduleItem] = []

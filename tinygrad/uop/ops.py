@@ -10,6 +10,12 @@ class Ops(Enum):
   # graph structure
   SINK = auto(); NOOP = auto(); DEVICE = auto(); BUFFER = auto(); COPY = auto(); CONST = auto(); DEFINE_VAR = auto()
   CONTIGUOUS = auto(); DETACH = auto(); ASSIGN = auto(); IOTA = auto()  # IOTA: 0, 1, ..., arg-1 (arange, lazily)
+  # multi-device: MULTI holds one UOp per device (arg: the sharded axis, None when each holds a copy); MSELECT takes
+  # device arg[0]'s piece of a multi-device value sharded on axis arg[1] (tinygrad/multi.py lowers both)
+  MULTI = auto(); MSELECT = auto()
+  # calls (@function, tinygrad/function.py): CALL(body SINK, *args) runs its body on args; PARAM is an input of a body
+  # (arg: ParamArg(slot, shape, trace)); GETTUPLE takes output arg of a CALL
+  PARAM = auto(); CALL = auto(); GETTUPLE = auto()
   # movement: arg carries the new shape / order / padding
   RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()
   # reductions: REDUCE_AXIS in the tensor graph (arg=(op, axes)); REDUCE in a lowered kernel (src=(value, *ranges))
@@ -179,6 +185,9 @@ def _fill(root: UOp, attr: str, compute: Callable[[UOp], Any]) -> Any:
 def _compute_device(u: UOp) -> str | None:
   if u.op is Ops.DEVICE: return u.arg
   if u.op is Ops.COPY: return u.src[1].arg
+  if u.op is Ops.GETTUPLE: return u.src[0].src[0].src[u.arg]._dev
+  if u.op is Ops.MULTI: return tuple(s._dev for s in u.src)
+  if u.op is Ops.MSELECT: return u.src[0]._dev[u.arg[0]]
   return next((s._dev for s in u.src if s._dev is not None), None)
 
 def _as_dtype(dtype: DType, b: Any) -> Any:
@@ -191,6 +200,8 @@ def _compute_shape(u: UOp) -> tuple[int, ...] | None:
   op, src, arg = u.op, u.src, u.arg
   if op in (Ops.BUFFER, Ops.DEFINE_GLOBAL): return (arg[1],)
   if op is Ops.IOTA: return (arg,)
+  if op is Ops.PARAM: return arg.shape
+  if op is Ops.GETTUPLE: return src[0].src[0].src[arg].shape
   if op in (Ops.CONST, Ops.DEFINE_VAR): return ()
   if op in (Ops.RESHAPE, Ops.EXPAND): return tuple(arg)
   if op is Ops.PERMUTE: return tuple(src[0].shape[i] for i in arg)
@@ -200,6 +211,8 @@ def _compute_shape(u: UOp) -> tuple[int, ...] | None:
   if op is Ops.REDUCE_AXIS: return tuple(1 if i in arg[1] else s for i, s in enumerate(src[0].shape))
   if op in (Ops.COPY, Ops.CONTIGUOUS, Ops.DETACH, Ops.CAST, Ops.BITCAST): return src[0].shape
   if op is Ops.ASSIGN: return src[0].shape
+  if op is Ops.MULTI: return tuple(d * len(src) if i == arg else d for i, d in enumerate(src[0].shape))
+  if op is Ops.MSELECT: return tuple(d // len(src[0].device) if i == arg[1] else d for i, d in enumerate(src[0].shape))
   if op in GroupOp.ALU: return src[-1].shape
   return None
 
