@@ -5,6 +5,7 @@ from tinygrad.device import Device
 from tinygrad.helpers import GlobalCounters, getenv, Context, profile_marker
 from tinygrad.tensor import Tensor
 from tinygrad.engine.jit import TinyJit
+from tinygrad.function import function
 from tinygrad import nn
 from tinygrad.uop.ops import UOp, Ops
 # a symbolic int (a DEFINE_VAR UOp) for index math: vmin/vmax and simplification work; tensors of symbolic shape
