@@ -233,3 +233,36 @@ def test_a_complete_last_line_without_newline_is_kept(tmp_path):
   p.write_text(_our_trace(tmp_path, "x.jsonl", 3).read_text()[:-10])
   t = load(str(p))
   assert _spans(t) == ["k0", "k1"] and any("truncated last line" in str(w) for w in t.warnings)
+
+# *** big frames on /ingest ***
+
+def _ws(server: Server, path: str, **kw):
+  from websockets.sync.client import connect
+  sock = socket.create_connection(("127.0.0.1", server.port))
+  return connect(f"ws://127.0.0.1:{server.port}{path}", sock=sock, proxy=None, open_timeout=10, max_size=None, **kw)
+
+def test_big_frames_are_sliced_or_refused_and_the_server_keeps_serving(tmp_path):
+  from websockets.exceptions import ConnectionClosed
+  s = Server(["serve", "--no-browser", "--state-file", str(tmp_path / "state.json")], tmp_path)
+  try:
+    tok = {"X-Tinyviz-Token": s.token}
+    run = {"type": "run", "script": "/x/big.py", "argv": ["big.py"], "start_time": 1.0, "clock_ns": 0, "pid": 7, "version": "t", "mode": "viz"}
+    spans = [json.dumps({"type": "span", "track": "CPU", "name": f"k{i % 50}", "start_ns": i * 10, "end_ns": i * 10 + 5,
+                         "cat": "kernel", "args": {"kernel": i % 50}}) for i in range(70_000)]
+    frame = "[\n" + ",\n".join([json.dumps(run)] + spans) + "\n]"  # ~8 MiB, one event per line as our sender writes
+    assert 6 << 20 < len(frame) < 16 << 20
+    with _ws(s, "/ingest", additional_headers=tok) as c:
+      json.loads(c.recv(timeout=10))
+      c.send(frame)
+      reply = json.loads(c.recv(timeout=120))
+      assert reply["type"] == "ack" and reply["n"] == 70_001
+    rid = reply["run"]
+    tracks = s.json(f"/api/runs/{rid}/tracks")["tracks"]
+    assert [t["name"] for t in tracks] == ["CPU"] and tracks[0]["n_spans"] == 70_000
+    with pytest.raises(ConnectionClosed) as e, _ws(s, "/ingest", additional_headers=tok) as c:
+      json.loads(c.recv(timeout=10))
+      c.send("[" + " " * (17 << 20) + "]")  # past the 16 MiB limit: the connection is closed before it is read
+      c.recv(timeout=60)
+    assert e.value.rcvd is None or e.value.rcvd.code == 1009  # refused: no reply, the connection closed (1009 when seen)
+    assert s.alive() and s.get("/api/runs").status_code == 200
+  finally: s.stop()

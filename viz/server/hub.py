@@ -30,6 +30,8 @@ class Browser:
     self.wake = asyncio.Event()
     self.wake.set()
 
+INGEST_SLICE = 1000  # events decoded or indexed between two yields to the event loop: a few ms of work
+
 class RunFile:
   """The server's own trace file of a live run: every event it receives, appended as it arrives."""
   def __init__(self, path: str):
@@ -169,7 +171,7 @@ class Hub:
         msg = await ws.receive()
         if msg["type"] == "websocket.disconnect": break
         self.last_activity = time.monotonic()
-        run, reply = self._ingest_frame(run, key, msg.get("text") if msg.get("text") is not None else msg.get("bytes"))
+        run, reply = await self._ingest_frame(run, key, msg.get("text") if msg.get("text") is not None else msg.get("bytes"))
         await ws.send_text(_dumps(reply))
     except (WebSocketDisconnect, RuntimeError, OSError): pass
     finally:
@@ -180,9 +182,9 @@ class Hub:
         if run.ended and (f := self._files.pop(run.id, None)) is not None: f.close()
         self.runs_changed()
 
-  def _ingest_frame(self, run: Run | None, key: str | None, data: Any) -> tuple[Run | None, dict[str, Any]]:
+  async def _ingest_frame(self, run: Run | None, key: str | None, data: Any) -> tuple[Run | None, dict[str, Any]]:
     if not isinstance(data, str): return run, _error("binary frames are not accepted; send a JSON array as text")
-    try: objs = json.loads(data)
+    try: objs = await _decode_frame(data)
     except (ValueError, RecursionError) as e: return run, _error(f"frame dropped: not JSON: {e}")
     if not isinstance(objs, list): return run, _error("frame dropped: expected a JSON array of events")
     if run is None:
@@ -198,7 +200,10 @@ class Hub:
       except OSError as e:
         run.warnings.add(f"cannot write the server's copy of the trace: {e}; span details stay in memory")
         self._files.pop(run.id).close()
-    run.add(objs, first_line, offsets)
+    for i in range(0, len(objs), INGEST_SLICE):  # in slices, letting other requests in between: no long stall
+      if i: await asyncio.sleep(0)
+      run.add(objs[i:i + INGEST_SLICE], None if first_line is None else first_line + i,
+              None if offsets is None else offsets[i:i + INGEST_SLICE])
     if run.commit() is not None: self.wake_all()
     if run.ended:
       run.live = False
@@ -223,6 +228,18 @@ class Hub:
     for f in self._files.values(): f.close()
     self._files.clear()
     shutil.rmtree(self.spool_dir, ignore_errors=True)
+
+async def _decode_frame(text: str) -> Any:
+  """json.loads of the frame, in slices of INGEST_SLICE events with the event loop let in between when the frame is
+  laid out one event per line (ours: an 8 MiB frame decoded whole held every page for ~0.6 s); else whole."""
+  if not (text.startswith("[\n") and text.endswith("\n]")) or len(text) < 1 << 20: return json.loads(text)
+  parts, out = text[2:-2].split(",\n"), []  # a JSON line holds no raw newline: ",\n" only ever ends an event
+  try:
+    for i in range(0, len(parts), INGEST_SLICE):
+      if i: await asyncio.sleep(0)
+      out += json.loads("[" + ",".join(parts[i:i + INGEST_SLICE]) + "]")
+    return out
+  except (ValueError, RecursionError): return json.loads(text)  # not that layout after all: the whole text says why
 
 def _lines(text: str, objs: list[Any]) -> list[str]:
   """The frame's events as trace lines: cut from the text when the sender wrote one event per line (ours does:

@@ -12,7 +12,9 @@ from viz.server.app import make_app
 from viz.server.hub import Hub
 from viz.server.run import Run
 
-WS_MAX_SIZE = 256 << 20  # one ingest frame; the engine's sender cuts its batches far below this
+# one websocket message, either way: a bigger one closes that connection (1009) before it is read, as decoding it would
+# stall every page (a 32 MiB frame took 33 s); the engine's sender cuts its frames at 1 MiB (profiler/live.py)
+WS_MAX_SIZE = 16 << 20
 
 @dataclass
 class Options:
