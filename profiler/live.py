@@ -296,9 +296,8 @@ _sink: LiveSink | None = None
 
 def wanted() -> bool:
   """VIZ=1 (any positive number): live. VIZ=-1 records to the trace file only, as PROFILE=1 does."""
-  v = os.environ.get("VIZ", "0").strip()
-  try: return float(v) > 0
-  except ValueError: return v.lower() not in ("", "0", "false", "no", "off")
+  from profiler import settings
+  return settings.live()
 
 def start(rec: Any, open_page: bool = True) -> LiveSink:
   """Streams `rec` (an installed Recorder) to the viz server; at exit, prints where to look."""

@@ -11,10 +11,11 @@ from collections import deque
 from typing import Any, Callable, Iterable
 from profiler import __version__
 from profiler.events import (ARG_MAX, Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite,
-                             Kernel, Span, Counter, Marker, to_json)
+                             Kernel, Span, Counter, Marker, Flow, to_json)
 from profiler.patsource import pattern_source
 from profiler.tracefile import TraceWriter
 from profiler.safefile import private_dir
+from profiler import settings
 
 Sink = Callable[[list[dict[str, Any]]], None]
 FLUSH_INTERVAL_S = 0.5
@@ -162,6 +163,9 @@ class Recorder:
 
   def marker(self, name: str, ts_ns: int) -> None: self._q.append(Marker(name, ts_ns))
 
+  def flow(self, fid: str, phase: str, track: str, name: str, cat: str, ts_ns: int) -> None:
+    self._q.append(Flow(fid, phase, track, name, cat, ts_ns))
+
   # *** flushing ***
 
   def add_sink(self, sink: Sink) -> None: self._sinks.append(sink)
@@ -211,10 +215,8 @@ _installed: Recorder | None = None
 _fork_hook = False
 
 def mode_from_env() -> str:
-  """VIZ (any non-zero value) records everything, PROFILE alone the timeline only."""
-  if os.environ.get("VIZ", "0") not in ("", "0"): return "viz"
-  if os.environ.get("PROFILE", "0") not in ("", "0"): return "profile"
-  return "viz"
+  """VIZ (non-zero) records everything, PROFILE alone the timeline only (profiler.settings reads both); neither: viz."""
+  return settings.mode() or "viz"
 
 def default_trace_path() -> str:
   """TINYVIZ_TRACE names the file; else a new file in TINYVIZ_TRACE_DIR (default: <tmp>/tinyviz, made 0700 and

@@ -14,13 +14,16 @@ Variable = UOp.variable
 
 # the one hook: with VIZ or PROFILE set, the profiler's recorder is installed (it costs nothing otherwise);
 # VIZ=1 also streams it to the viz server (started or joined in the background); VIZ=-1 and PROFILE=1 only write the file
-if _os.environ.get("VIZ", "0") not in ("", "0") or _os.environ.get("PROFILE", "0") not in ("", "0"):
+# (profiler.settings is the one reader of what VIZ and PROFILE mean; unset, not even it is imported)
+if _os.environ.get("VIZ") or _os.environ.get("PROFILE"):
   try:
-    from profiler import recorder as _recorder
-    _rec = _recorder.install()
-    if _os.environ.get("VIZ", "0").strip().lstrip("+")[:1] not in ("", "0", "-"):  # VIZ > 0: live (not VIZ=-1)
-      from profiler import live as _live
-      if _live.wanted(): _live.start(_rec)
+    from profiler import settings as _settings
+    if (_mode := _settings.mode()) is not None:
+      from profiler import recorder as _recorder
+      _rec = _recorder.install(_mode)
+      if _settings.live():
+        from profiler import live as _live
+        _live.start(_rec)
   except ImportError as e:
     import warnings
     warnings.warn(f"VIZ/PROFILE is set but the profiler could not be loaded: {e}")
