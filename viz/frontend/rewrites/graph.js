@@ -14,7 +14,7 @@ const FAMILIES = {
   movement: ["RESHAPE", "PERMUTE", "EXPAND", "PAD", "SHRINK", "FLIP", "VIEW"],
   reduce: ["REDUCE_AXIS", "REDUCE", "DEFINE_ACC", "ACC_UPDATE"],
   loop: ["RANGE", "ENDRANGE", "SPECIAL", "IF", "ENDIF", "BARRIER"],
-  structure: ["SINK", "KERNEL", "NOOP", "CONTIGUOUS", "DETACH", "CALL"],
+  structure: ["SINK", "KERNEL", "NOOP", "CONTIGUOUS", "DETACH", "CALL", "GETTUPLE", "PARAM"],
 };
 export const FAMILY_COLORS = {
   alu: "#3b4f7a", cast: "#4b3b7a", const: "#3c3c44", memory: "#1f6b5a", movement: "#7a5a2a",
@@ -150,22 +150,40 @@ export function labelSize(lines) {
 }
 
 /**
+ * The ids that belong only to the body of a @function call: reachable from the graph's tops (nodes no other node
+ * uses) only through a CALL's first source. A call is drawn as one node; its body opens in its own context.
+ */
+export function callBodyIds(g) {
+  const outside = new Set(), stack = g.nodes.filter((u) => !g.users.get(u.id)?.length).map((u) => u.id);
+  while (stack.length) {
+    const id = stack.pop();
+    if (outside.has(id)) continue;
+    outside.add(id);
+    const u = g.byId.get(id), src = u.src ?? [];
+    for (let i = u.op === "CALL" ? 1 : 0; i < src.length; i++) if (g.byId.has(src[i]) && !outside.has(src[i])) stack.push(src[i]);
+  }
+  return new Set(g.nodes.filter((u) => !outside.has(u.id)).map((u) => u.id));
+}
+
+/**
  * Everything the layout and the canvas need for one step: nodes (with label lines, size, state), the
- * edges [srcId, userId] in source order between drawn nodes, hub ids left out, and the index.
+ * edges [srcId, userId] in source order between drawn nodes, hub ids left out (and call bodies), and the index.
  * opts: {hubs: "inline" | "hidden" | "shown", keep: Set of ids never treated as hubs}
  */
 export function buildView(nodes, opts = {}) {
   const g = indexGraph(nodes);
   const hubs = hubIds(g, opts.hubs ?? "inline", opts.keep ?? new Set());
+  const bodies = callBodyIds(g);
   const drawn = [], edges = [];
   for (const u of nodes) {
-    if (hubs.has(u.id)) continue;
-    const inl = opts.hubs === "hidden" ? [] : (u.src ?? []).filter((s) => hubs.has(s)).map((s) => g.byId.get(s));
+    if (hubs.has(u.id) || bodies.has(u.id)) continue;
+    const inl = opts.hubs === "hidden" ? [] : (u.src ?? []).filter((s) => hubs.has(s) && !bodies.has(s)).map((s) => g.byId.get(s));
     const lines = nodeLabel(u, inl);
+    if (u.op === "CALL") lines.push("▸ body: double-click");
     drawn.push({ ...u, lines, ...labelSize(lines) });
-    for (const s of u.src ?? []) if (g.byId.has(s) && !hubs.has(s)) edges.push([s, u.id]);
+    for (const s of u.src ?? []) if (g.byId.has(s) && !hubs.has(s) && !bodies.has(s)) edges.push([s, u.id]);
   }
-  return { nodes: drawn, edges, hubs, index: g };
+  return { nodes: drawn, edges, hubs, bodies, index: g };
 }
 
 /**

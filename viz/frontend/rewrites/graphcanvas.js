@@ -13,8 +13,8 @@ const TEXT_MIN_ZOOM = 0.42, ROUND_MIN_ZOOM = 0.6, ARROW_MIN_ZOOM = 0.55;
 const MINIMAP_MIN_NODES = 40, READABLE_ZOOM = 0.3;
 
 export class GraphCanvas {
-  constructor(canvas, minimap, { onSelect = () => {}, onHover = () => {}, tip = null } = {}) {
-    Object.assign(this, { canvas, minimap, onSelect, onHover, tip });
+  constructor(canvas, minimap, { onSelect = () => {}, onHover = () => {}, onOpen = () => false, tip = null } = {}) {
+    Object.assign(this, { canvas, minimap, onSelect, onHover, onOpen, tip });
     this.ctx = canvas.getContext("2d", { alpha: false });
     this.mctx = minimap.getContext("2d");
     this.cam = { x: 0, y: 0, k: 1 };
@@ -314,7 +314,8 @@ export class GraphCanvas {
     }, { passive: false });
     cv.addEventListener("dblclick", (e) => {
       const i = this.hitTest(e.offsetX, e.offsetY);
-      if (i >= 0) this.centerOn(this.ids[i], 1); else this.fit();
+      if (i < 0) this.fit();
+      else if (!this.onOpen(this.ids[i])) this.centerOn(this.ids[i], 1);  // a node that opens (a call) opens, others centre
     });
     let mdrag = false;
     const miniMove = (e) => {

@@ -31,6 +31,15 @@ export class RunModel {
     }
     return null;
   }
+  /** Where a @function call's body was traced: {ctx, rw} of the "call" context's rewrite whose result is the graph
+   * `body` (a CALL node's first source), or null. */
+  callBody(body) {
+    for (const c of this.contexts.values()) {
+      const r = c.kind === "call" ? c.rewrites.find((x) => x.output === body) : null;
+      if (r) return { ctx: c.id, rw: r.id };
+    }
+    return null;
+  }
   /** The context that holds rewrite `rw`. */
   contextOfRewrite(rw) { return this.rewrites.get(rw)?.ctx ?? null; }
 }

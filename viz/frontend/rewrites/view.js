@@ -53,7 +53,7 @@ export class RewritesView {
     tip.className = "graph-tip";
     tip.hidden = true;
     $("graph-wrap").appendChild(tip);
-    this.canvas = new GraphCanvas($("graph-canvas"), $("minimap"), { onSelect: (id) => this.select(id), tip });
+    this.canvas = new GraphCanvas($("graph-canvas"), $("minimap"), { onSelect: (id) => this.select(id), onOpen: (id) => this.openCall(id), tip });
     this.code = new CodeView(this.el.code);
     this.list = new ContextList($("ctx-list"), {
       filter: $("ctx-filter"), hideEmpty: $("hide-empty"), count: $("ctx-count"),
@@ -87,7 +87,7 @@ export class RewritesView {
     const rw = p.rw !== undefined ? model.rewrites.get(p.rw) : null;
     if (!rw) {
       this.empty(p.rw !== undefined ? `Rewrite ${p.rw} is not in this run (yet).` : p.ctx !== undefined ? "This context has no rewrites."
-        : model.contexts.size ? "Pick a context on the left: a kernel (K), a schedule (S) or a user rewrite (U)." : message);
+        : model.contexts.size ? "Pick a context on the left: a kernel (K), a schedule (S), a @function call (C) or a user rewrite (U)." : message);
       this.renderCode();
       return;
     }
@@ -251,7 +251,23 @@ export class RewritesView {
         <tr><td>src</td><td>${(u.src ?? []).map((s, i) => `<div>${i}: ${link(s)}</div>`).join("") || "—"}</td></tr>
         <tr><td>users</td><td>${users.map((s) => `<div>${link(s)}</div>`).join("") || "—"}</td></tr>
       </table>
+      ${u.op === "CALL" ? this.callButton(u) : ""}
       <button class="small" data-trace-users="${u.id}">users in the whole trace</button><div class="trace-users mono"></div>`;
+  }
+
+  // ---- @function calls: a CALL node opens into the context its body was traced in
+  callButton(u) {
+    const to = this.model()?.callBody(u.src?.[0]);
+    return to ? `<button class="small" data-open-call="${u.id}">open the call's body</button> `
+      : `<span class="muted">its body was traced before this trace began</span> `;
+  }
+
+  /** Opens a CALL node's body; false (nothing done) for other nodes. */
+  openCall(id) {
+    const u = this.data?.index.byId.get(id), to = u?.op === "CALL" ? this.model()?.callBody(u.src?.[0]) : null;
+    if (!to) return false;
+    this.app.nav({ ctx: to.ctx, rw: to.rw, step: 0, node: null }, { push: true });
+    return true;
   }
 
   async traceUsers(id, out) {
@@ -358,6 +374,8 @@ export class RewritesView {
     this.root.addEventListener("click", (e) => {
       const a = e.target.closest("[data-node]");
       if (a) { e.preventDefault(); this.select(Number(a.dataset.node), true); return; }
+      const oc = e.target.closest("[data-open-call]");
+      if (oc) { this.openCall(Number(oc.dataset.openCall)); return; }
       const b = e.target.closest("[data-trace-users]");
       if (b) this.traceUsers(Number(b.dataset.traceUsers), b.nextElementSibling);
     });
