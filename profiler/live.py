@@ -310,7 +310,7 @@ def start(rec: Any, open_page: bool = True) -> LiveSink:
 def _at_exit(rec: Any, sink: LiveSink, pid: int) -> None:
   if os.getpid() != pid: return  # a forked child: the parent streams
   from profiler import recorder
-  if recorder._installed is rec: recorder.uninstall(announce=False)  # the last flush, with run_end, reaches the sink
+  if recorder.installed() is rec: recorder.uninstall(announce=False)  # the last flush, with run_end, reaches the sink
   elif not rec.closed: rec.close()
   finished = sink.close()
   if rec.path: print(f"tinyviz: trace saved to {rec.path}", file=sys.stderr)

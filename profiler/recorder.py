@@ -212,6 +212,7 @@ def _loc(loc: Any) -> tuple[str, int]:
 # *** installing into the engine ***
 
 _installed: Recorder | None = None
+_attach: Callable[[Any], None] | None = None
 _fork_hook = False
 
 def mode_from_env() -> str:
@@ -226,10 +227,14 @@ def default_trace_path() -> str:
   stem = os.path.splitext(os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else ""))[0] or "python"
   return os.path.join(d, f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.tinyviz.jsonl")
 
-def install(mode: str | None = None, path: str | None = None, sinks: Iterable[Sink] = (), announce: bool = True) -> Recorder:
-  """Starts recording: sets tinygrad.tracing.tracer. At exit the trace is closed and (announce) its path printed."""
-  global _installed, _fork_hook
-  import tinygrad.tracing as tracing  # here, not at the top: importing profiler must never import the engine
+Attach = Callable[[Any], None]
+
+def install(mode: str | None = None, path: str | None = None, sinks: Iterable[Sink] = (), announce: bool = True,
+            attach: Attach | None = None) -> Recorder:
+  """Starts recording and hands the recorder to `attach` (the engine's hook: `tinygrad.tracing.attach`; the profiler
+  never imports the engine), which gets None again when it stops. At exit the trace is closed and (announce) its
+  path printed."""
+  global _installed, _attach, _fork_hook
   if _installed is not None: uninstall(announce=False)
   named = path is not None or bool(os.environ.get("TINYVIZ_TRACE"))
   mode = mode or mode_from_env()
@@ -239,7 +244,8 @@ def install(mode: str | None = None, path: str | None = None, sinks: Iterable[Si
   except OSError as e:  # a read-only disk must not stop the user's script: record for the sinks only
     print(f"tinyviz: cannot write trace {path or 'file'}: {e}; recording without a file", file=sys.stderr)
     rec = Recorder(mode, None, sinks)
-  tracing.tracer, _installed = rec, rec
+  _installed, _attach = rec, attach
+  if attach is not None: attach(rec)
   atexit.register(_at_exit, rec, announce)
   if not _fork_hook:
     # a forked child (e.g. a compile worker) must not write into the parent's file
@@ -247,13 +253,16 @@ def install(mode: str | None = None, path: str | None = None, sinks: Iterable[Si
     _fork_hook = True
   return rec
 
+def installed() -> Recorder | None:
+  """The recorder install() started, until it is uninstalled."""
+  return _installed
+
 def uninstall(announce: bool = False) -> str | None:
   """Stops recording and closes the trace; returns its path (None if nothing was installed)."""
-  global _installed
-  import tinygrad.tracing as tracing
-  rec, _installed = _installed, None
+  global _installed, _attach
+  rec, attach, _installed, _attach = _installed, _attach, None, None
   if rec is None: return None
-  if tracing.tracer is rec: tracing.tracer = None
+  if attach is not None: attach(None)
   rec.close()
   if announce and rec.path: print(f"tinyviz: trace saved to {rec.path}", file=sys.stderr)
   return rec.path
@@ -263,9 +272,8 @@ def _at_exit(rec: Recorder, announce: bool) -> None:
   elif not rec.closed: rec.close()
 
 def _forget_in_child() -> None:
-  global _installed
+  global _installed, _attach
   if _installed is None: return
-  import tinygrad.tracing as tracing
-  if tracing.tracer is _installed: tracing.tracer = None
+  if _attach is not None: _attach(None)
   _installed.closed = True  # the child has no flush thread and must leave the shared file alone
-  _installed = None
+  _installed, _attach = None, None

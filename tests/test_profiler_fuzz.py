@@ -7,7 +7,7 @@ from profiler.events import Span, from_json
 from profiler.load import parse
 from profiler.tracefile import TraceError
 from profiler import recorder
-from tinygrad import Tensor
+from tinygrad import Tensor, tracing
 from tinygrad.helpers import profile_marker
 from tinygrad.uop.ops import UOp, graph_rewrite
 from tinygrad.uop.symbolic import symbolic
@@ -19,7 +19,7 @@ TOKENS = b'{}[],:"\\\n 0123456789eE-+.tfn\x00\xff\x1f\x8b'
 def ours(tmp_path_factory) -> bytes:
   """A trace of the real engine: schedules, kernels and their codegen, runs, memory, a marker and a user rewrite."""
   path = str(tmp_path_factory.mktemp("fuzz") / "t.jsonl")
-  recorder.install("viz", path=path, announce=False)
+  recorder.install("viz", path=path, announce=False, attach=tracing.attach)
   try:
     a = (Tensor.arange(8) * 2 + 1).realize()
     for i in range(8):

@@ -178,7 +178,7 @@ def test_sink_errors_do_not_stop_recording(tmp_path, capsys):
 def test_install_sets_and_clears_the_engine_hook(tmp_path):
   from profiler import recorder
   assert tracing.tracer is None
-  rec = recorder.install("profile", path=str(tmp_path / "i.jsonl"), announce=False)
+  rec = recorder.install("profile", path=str(tmp_path / "i.jsonl"), announce=False, attach=tracing.attach)
   try: assert tracing.tracer is rec and rec.capture_rewrites is False
   finally: assert recorder.uninstall() == str(tmp_path / "i.jsonl")
   assert tracing.tracer is None and rec.closed
@@ -212,7 +212,7 @@ def test_bad_arg_repr_and_long_args_are_safe():
 def test_forked_child_leaves_the_parents_file_alone(tmp_path):
   from profiler import recorder
   path = str(tmp_path / "fork.jsonl")
-  rec = recorder.install("profile", path=path, announce=False)
+  rec = recorder.install("profile", path=path, announce=False, attach=tracing.attach)
   try:
     rec.marker("parent", 1)
     rec.flush()

@@ -20,7 +20,8 @@ if _os.environ.get("VIZ") or _os.environ.get("PROFILE"):
     from profiler import settings as _settings
     if (_mode := _settings.mode()) is not None:
       from profiler import recorder as _recorder
-      _rec = _recorder.install(_mode)
+      from tinygrad import tracing as _tracing
+      _rec = _recorder.install(_mode, attach=_tracing.attach)
       if _settings.live():
         from profiler import live as _live
         _live.start(_rec)

@@ -2,7 +2,8 @@
 
 With neither VIZ nor PROFILE set, `tracer` stays None and every call site in the engine is a single
 `if tracing.tracer is not None` check. With one of them set, `tinygrad/__init__.py` calls
-`profiler.recorder.install()`, which assigns an object implementing `Tracer` to `tracing.tracer`.
+`profiler.recorder.install(attach=tracing.attach)`, which hands it an object implementing `Tracer` (and None when
+recording stops): the profiler never imports the engine.
 `tracer.capture_rewrites` is False under PROFILE=1 (timeline only): the engine then skips the rewrite calls.
 """
 from __future__ import annotations
@@ -26,6 +27,14 @@ class Tracer(Protocol):
   def span(self, track: str, name: str, start_ns: int, end_ns: int, cat: str, args: dict[str, Any]) -> None: ...
   def counter(self, track: str, name: str, ts_ns: int, value: float) -> None: ...
   def marker(self, name: str, ts_ns: int) -> None: ...
+  # one end of an arrow between spans: phase "s" inside the span that made some data, "f" at the span that used it
+  # (a copy between devices); the two share fid
+  def flow(self, fid: str, phase: str, track: str, name: str, cat: str, ts_ns: int) -> None: ...
   def flush(self) -> None: ...
 
 tracer: Tracer | None = None
+
+def attach(t: Tracer | None) -> None:
+  """Where the profiler's recorder is plugged in (and out, with None)."""
+  global tracer
+  tracer = t
