@@ -56,7 +56,7 @@ class ContextBegin:
   TYPE: ClassVar[str] = "context_begin"
   id: int
   parent: int | None     # enclosing context on the same thread
-  kind: str              # "schedule", "kernel" or "user"
+  kind: str              # "schedule", "kernel", "user" or "call" (a @function body)
   name: str
   loc: tuple[str, int]
   ts_ns: int

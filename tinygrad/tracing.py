@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 class Tracer(Protocol):
   capture_rewrites: bool
-  # contexts group rewrites: kind is "schedule", "kernel" or "user"; they nest; returns the context id
+  # contexts group rewrites: kind is "schedule", "kernel", "user" or "call" (a @function body); they nest; returns the context id
   def context_begin(self, kind: str, name: str, loc: tuple[str, int]) -> int: ...
   def context_end(self, ctx_id: int) -> None: ...
   # one graph_rewrite call: name, caller file:line, input root; then its matches in order; then the output root
