@@ -69,7 +69,8 @@ def _walk(obj: Any, tensors: list[Tensor], key: list, seen: set[int]) -> None:
 def _fxn_self(fxn: Callable) -> Any:
   """What a callable carries besides its arguments: a bound method's self, a callable instance itself."""
   if isinstance(fxn, types.MethodType): return fxn.__self__
-  return None if isinstance(fxn, (types.FunctionType, types.BuiltinFunctionType, functools.partial)) else fxn
+  if isinstance(fxn, functools.partial): return (_fxn_self(fxn.func), fxn.args, fxn.keywords)
+  return None if isinstance(fxn, (types.FunctionType, types.BuiltinFunctionType)) else fxn
 
 # ---------------------------------------------------------------- turning a traced graph into a body
 
@@ -133,7 +134,7 @@ class _function(Generic[ReturnType]):
     self.name = getattr(fxn, "__qualname__", None) or type(fxn).__qualname__
     self.traces: OrderedDict[tuple, _Trace] = OrderedDict()
     self.trace_count = 0  # how many times the body ran (a test and a curious user can read it)
-    functools.update_wrapper(self, fxn)  # type: ignore[arg-type]
+    functools.update_wrapper(self, fxn, updated=())  # type: ignore[arg-type]  # (a callable instance's __dict__ is not ours)
 
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj) if obj is not None else self
 
