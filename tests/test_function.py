@@ -145,6 +145,17 @@ def test_training_mode_and_other_argument_values_are_part_of_the_signature():
     np.testing.assert_allclose(f(x, 4.0).numpy(), [4, 8])
   assert f.trace_count == 3
 
+def test_a_methods_other_attributes_are_part_of_the_signature():
+  class Scale:
+    def __init__(self, k: float): self.k = k
+    @function
+    def __call__(self, x: Tensor) -> Tensor: return x * self.k
+  x = Tensor([1., 2.])
+  np.testing.assert_allclose(Scale(2.0)(x).numpy(), [2, 4])
+  np.testing.assert_allclose(Scale(3.0)(x).numpy(), [3, 6])  # not the body traced for k=2
+  np.testing.assert_allclose(Scale(2.0)(x).numpy(), [2, 4])
+  assert Scale.__call__.trace_count == 2
+
 def test_precompile_keeps_the_bodys_kernels_its_own():
   plain, pre = function(lambda x: x * 2), function(precompile=True)(lambda x: x * 2)
   x = Tensor([1., 2., 3.]).realize()
@@ -154,6 +165,15 @@ def test_precompile_keeps_the_bodys_kernels_its_own():
     np.testing.assert_allclose((f(x) + 1).numpy(), [3, 5, 7])
     counts.append(GlobalCounters.kernel_count)
   assert counts[1] == counts[0] + 1  # the call's output is a buffer of its own, not fused into the + 1
+
+def test_precompile_backward_makes_the_backward_call_precompiled():
+  @function(precompile_backward=True)
+  def f(t: Tensor, w: Tensor) -> Tensor: return t @ w
+  t, w = Tensor.ones(4, 4), Tensor.ones(4, 4, requires_grad=True)
+  f(t, w).sum().backward()
+  call = w.grad.uop.base.src[0]
+  assert call.op is Ops.CALL and call.arg.precompile and call.arg.name.endswith("f_backward")
+  np.testing.assert_allclose(w.grad.numpy(), np.full((4, 4), 4.0))
 
 def test_grad_fxn_gives_the_calls_gradient():
   @function(grad_fxn=lambda g, call: (g * 100,))

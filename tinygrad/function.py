@@ -11,11 +11,12 @@ extra outputs, assigned after the call, again on every later call. A body that d
 again on every call (its draws must differ). The scheduler inlines calls (tinygrad/engine/schedule.py,
 "schedule: inline calls"); gradients flow through a backward call built the same way (call_gradient)."""
 from __future__ import annotations
-import functools, itertools, types, weakref
+import functools, itertools, time, types, weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, NamedTuple, TypeVar, cast, overload
 from tinygrad.dtype import DType, dtypes
+from tinygrad.helpers import DEBUG
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, track_context
 from tinygrad.tensor import Tensor
 
@@ -139,6 +140,7 @@ class _function(Generic[ReturnType]):
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj) if obj is not None else self
 
   def __call__(self, *args, **kwargs) -> ReturnType:
+    st, n = time.perf_counter(), self.trace_count
     tensors: list[Tensor] = []
     key: list = [Tensor.training, dtypes.default_float, dtypes.default_int]
     _walk((_fxn_self(self.fxn), args, kwargs), tensors, key, set())
@@ -153,6 +155,7 @@ class _function(Generic[ReturnType]):
     outs = _outputs(call, tr.body)
     _apply_effects(tr, outs, tensors)
     ret = [Tensor(o) for o in outs[:tr.n_ret]]
+    if DEBUG >= 2: print(f"function {self.name}: {'traced' if self.trace_count != n else 'reused'} in {(time.perf_counter() - st) * 1e3:.2f} ms")
     return cast(ReturnType, tuple(ret) if tr.is_tuple else ret[0])
 
   def _trace(self, args: tuple, kwargs: dict, tensors: list[Tensor], uops: list[UOp], slot: dict[UOp, int], key: tuple) -> _Trace:
