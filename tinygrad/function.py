@@ -46,26 +46,26 @@ def param_like(u: UOp, slot: int, trace: int) -> UOp:
 # ---------------------------------------------------------------- the parameters of a call
 
 _LEAF = (int, float, bool, str, bytes, type(None), DType)
-def _walk(obj: Any, tensors: list[Tensor], key: list, seen: set[int]) -> None:
-  """Tensors reachable from obj, in order, and a key of everything else found on the way (values of plain
+_OPAQUE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+def _walk(obj: Any, tensors: list[Tensor], key: list) -> None:
+  """Tensors reachable from obj, in order, and a key of everything else found on the way (names and values of plain
   constants, identities of other objects): two calls with equal keys trace to the same body."""
-  stack = [obj]
+  seen: dict[int, Any] = {}  # id -> the object, held so that no id is reused while we walk
+  stack: list[tuple[Any, Any]] = [(None, obj)]
   while stack:
-    o = stack.pop()
+    name, o = stack.pop()
+    key.append(name if isinstance(name, _LEAF) else ("key", id(name)))
     if isinstance(o, Tensor): tensors.append(o); key.append("T"); continue
     if isinstance(o, _LEAF): key.append(o); continue
-    if id(o) in seen: key.append(("seen", id(o))); continue
-    seen.add(id(o))
-    if isinstance(o, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)): key.append(("obj", id(o))); continue
-    if hasattr(o, "_asdict"): o = o._asdict()
-    if isinstance(o, dict): items = list(o.items())
+    if id(o) in seen or isinstance(o, _OPAQUE): key.append(("obj", id(o))); continue
+    seen[id(o)] = o
+    if hasattr(o, "_asdict"): seen[id(d := o._asdict())] = d; items = list(d.items())
+    elif isinstance(o, dict): items = list(o.items())
     elif isinstance(o, (list, tuple)): items = list(enumerate(o))
     elif hasattr(o, "__dict__"): items = list(vars(o).items())
     else: key.append(("obj", id(o))); continue
     key.append((type(o), len(items)))
-    for k, v in reversed(items):
-      stack.append(v)
-      stack.append(k if isinstance(k, _LEAF) else ("key", id(k)))
+    stack.extend(reversed(items))
 
 def _fxn_self(fxn: Callable) -> Any:
   """What a callable carries besides its arguments: a bound method's self, a callable instance itself."""
@@ -143,7 +143,7 @@ class _function(Generic[ReturnType]):
     st, n = time.perf_counter(), self.trace_count
     tensors: list[Tensor] = []
     key: list = [Tensor.training, dtypes.default_float, dtypes.default_int]
-    _walk((_fxn_self(self.fxn), args, kwargs), tensors, key, set())
+    _walk((_fxn_self(self.fxn), args, kwargs), tensors, key)
     uops = list(dict.fromkeys(t.uop for t in tensors))
     slot = {u: i for i, u in enumerate(uops)}
     key.extend(slot[t.uop] for t in tensors)  # which arguments are the same tensor
