@@ -1,9 +1,9 @@
 """The one reader of VIZ and PROFILE (the engine, the recorder and the live sender all ask here, so they agree).
 tinygrad's meaning: an integer; VIZ=1 (any positive) records everything and streams it live, VIZ=-1 records it to
 the trace file only, PROFILE=1 records the timeline only; 0, empty, false/no/off: off; true/yes/on: 1. Anything else
-is named on stderr once and counts as off."""
+stops the script with one line naming the variable and what it accepts (a typo must not silently record nothing)."""
 from __future__ import annotations
-import functools, os, sys
+import functools, os
 
 _WORDS = {"": 0, "false": 0, "no": 0, "off": 0, "true": 1, "yes": 1, "on": 1}
 
@@ -13,8 +13,7 @@ def _parse(name: str, raw: str) -> int:
   if v in _WORDS: return _WORDS[v]
   try: return int(v)
   except ValueError:
-    print(f"tinyviz: {name}={raw!r} is not an integer (1: live, -1: trace file only, 0: off); treated as off", file=sys.stderr)
-    return 0
+    raise SystemExit(f"tinyviz: {name}={raw!r} is not an integer (accepted: 1 or more: live, -1: trace file only, 0: off)") from None
 
 def level(name: str) -> int:
   """VIZ or PROFILE as an integer, read now."""

@@ -268,11 +268,14 @@ def test_big_frames_are_sliced_or_refused_and_the_server_keeps_serving(tmp_path)
   finally: s.stop()
 
 @pytest.mark.parametrize("viz,profile,want", [("0", "", "None"), ("false", "", "None"), ("off", "", "None"), ("", "", "None"),
-                                              ("0.5", "", "None"), ("-1", "", "viz"), ("", "1", "profile"), ("no", "yes", "profile")])
+                                              ("0.5", "", "stop"), ("-1", "", "viz"), ("", "1", "profile"), ("no", "yes", "profile")])
 def test_viz_and_profile_are_read_one_way(tmp_path, viz, profile, want):
   code = ("import tinygrad, tinygrad.tracing as t, sys; r = t.tracer; "
           "print(r.mode if r else None, 'profiler.live' in sys.modules and sys.modules['profiler.live']._sink is not None)")
   out = _py(code, VIZ=viz, PROFILE=profile, TINYVIZ_TRACE_DIR=str(tmp_path))
+  if want == "stop":  # one line naming the variable and what it accepts, no traceback
+    assert out.returncode == 1 and out.stderr.strip().splitlines() == [out.stderr.strip()] and "VIZ='0.5'" in out.stderr
+    assert "accepted" in out.stderr and "Traceback" not in out.stderr
+    return
   assert out.returncode == 0, out.stderr
   assert out.stdout.split() == [want, "False"], (out.stdout, out.stderr)
-  assert ("is not an integer" in out.stderr) == (viz == "0.5")

@@ -1,8 +1,8 @@
 """Fixtures for the browser tests: Debian's Chromium driven by Playwright (sync API), the real viz server on a
 free port of 127.0.0.1, and a real engine trace written by a VIZ=-1 run of trace_script.py.
 
-Each missing piece skips the tests with the reason: no /usr/bin/chromium, no playwright, a server that is not
-there or does not start. Screenshots go to tests/ui/artifacts/ (gitignored)."""
+Each missing piece fails the tests with the reason (a setup that fails must not pass as a skip): no
+/usr/bin/chromium, no playwright, a server that is not there or does not start. Screenshots go to tests/ui/artifacts/ (gitignored)."""
 from __future__ import annotations
 import contextlib, importlib.util, os, re, signal, socket, subprocess, sys, time
 from pathlib import Path
@@ -80,12 +80,13 @@ def server(trace_file):
   """The real viz server on the engine trace (see run_server)."""
   try:
     with run_server([trace_file], trace_file.parent / "server.log") as srv: yield srv
-  except ServerUnavailable as e: pytest.skip(str(e))
+  except ServerUnavailable as e: pytest.fail(str(e), pytrace=False)
 
 @pytest.fixture(scope="session")
 def browser():
-  if not Path(CHROMIUM).exists(): pytest.skip(f"no Chromium at {CHROMIUM} (Debian's chromium package)")
-  sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+  if not Path(CHROMIUM).exists(): pytest.fail(f"no Chromium at {CHROMIUM} (apt-get install chromium)", pytrace=False)
+  try: from playwright import sync_api
+  except ImportError: pytest.fail("playwright (python) is not installed: pip install -e '.[test]'", pytrace=False)
   with sync_api.sync_playwright() as p:
     b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
     yield b

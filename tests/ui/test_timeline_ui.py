@@ -32,7 +32,7 @@ def tl_server(tmp_path_factory):
   assert proc.returncode == 0 and trace.exists(), proc.stderr
   try:
     with run_server([trace, TORCH_TRACE], d / "server.log") as srv: yield srv
-  except ServerUnavailable as e: pytest.skip(str(e))
+  except ServerUnavailable as e: pytest.fail(str(e), pytrace=False)
 
 def open_timeline(pg, server: dict, run: int, extra: str = "") -> None:
   """conftest's `page` starts on conftest's server: log in to ours (the token URL sets the cookie), open the run."""
@@ -210,7 +210,7 @@ def test_pytorch_trace_shows_processes_and_threads(page, tl_server, artifacts):
   pg.screenshot(path=str(artifacts / "timeline_torch.png"))
 
 def test_live_run_grows_and_follows(page, tl_server):
-  websockets = pytest.importorskip("websockets.sync.client")
+  import websockets.sync.client as websockets
   pg = page
   url = f"ws://127.0.0.1:{tl_server['port']}/ingest"
   t = 10**12
