@@ -21,11 +21,13 @@ from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, trac
 from tinygrad.tensor import Tensor
 
 class ParamArg(NamedTuple):
-  """A PARAM's arg: the input slot, its shape, and the trace it belongs to (a nested call's PARAMs are its own)."""
+  """A PARAM's arg: the input slot, its shape, the trace it belongs to (a nested call's PARAMs are its own), and the
+  argument's name (its path from the function's parameters: "self.layers.0.weight")."""
   slot: int
   shape: tuple[int, ...]
   trace: int
-  def __repr__(self): return f"p{self.slot} {self.shape}"
+  name: str = ""
+  def __repr__(self): return f"p{self.slot} {self.name} {self.shape}" if self.name else f"p{self.slot} {self.shape}"
 
 @dataclass(frozen=True)
 class CallInfo:
@@ -40,22 +42,26 @@ class CallInfo:
 _trace_ids = itertools.count(1)
 TRACES_KEPT = 32  # signatures kept per function (a train step, an eval step, a few batch sizes)
 
-def param_like(u: UOp, slot: int, trace: int) -> UOp:
-  return UOp(Ops.PARAM, u.dtype, (UOp(Ops.DEVICE, arg=u.device),), ParamArg(slot, u.shape, trace))
+def param_like(u: UOp, slot: int, trace: int, name: str = "") -> UOp:
+  return UOp(Ops.PARAM, u.dtype, (UOp(Ops.DEVICE, arg=u.device),), ParamArg(slot, u.shape, trace, name))
 
 # ---------------------------------------------------------------- the parameters of a call
 
 _LEAF = (int, float, bool, str, bytes, type(None), DType)
 _OPAQUE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-def _walk(obj: Any, tensors: list[Tensor], key: list) -> None:
-  """Tensors reachable from obj, in order, and a key of everything else found on the way (names and values of plain
-  constants, identities of other objects): two calls with equal keys trace to the same body."""
+def _walk(roots: list[tuple[str, Any]], tensors: list[Tensor], key: list, paths: list[str] | None = None) -> None:
+  """Tensors reachable from the named roots, in order, and a key of everything else found on the way (names and
+  values of plain constants, identities of other objects): two calls with equal keys trace to the same body.
+  paths, when given, gets each tensor's path ("self.layers.0.weight"), as get_state_dict names them."""
   seen: dict[int, Any] = {}  # id -> the object, held so that no id is reused while we walk
-  stack: list[tuple[Any, Any]] = [(None, obj)]
+  stack: list[tuple[Any, Any, str]] = [(n, o, n) for n, o in reversed(roots)]
   while stack:
-    name, o = stack.pop()
+    name, o, path = stack.pop()
     key.append(name if isinstance(name, _LEAF) else ("key", id(name)))
-    if isinstance(o, Tensor): tensors.append(o); key.append("T"); continue
+    if isinstance(o, Tensor):
+      tensors.append(o); key.append("T")
+      if paths is not None: paths.append(path)
+      continue
     if isinstance(o, _LEAF): key.append(o); continue
     if id(o) in seen or isinstance(o, _OPAQUE): key.append(("obj", id(o))); continue
     seen[id(o)] = o
@@ -65,13 +71,19 @@ def _walk(obj: Any, tensors: list[Tensor], key: list) -> None:
     elif hasattr(o, "__dict__"): items = list(vars(o).items())
     else: key.append(("obj", id(o))); continue
     key.append((type(o), len(items)))
-    stack.extend(reversed(items))
+    stack.extend((k, v, f"{path}.{k}" if paths is not None else "") for k, v in reversed(items))
 
-def _fxn_self(fxn: Callable) -> Any:
-  """What a callable carries besides its arguments: a bound method's self, a callable instance itself."""
-  if isinstance(fxn, types.MethodType): return fxn.__self__
-  if isinstance(fxn, functools.partial): return (_fxn_self(fxn.func), fxn.args, fxn.keywords)
-  return None if isinstance(fxn, (types.FunctionType, types.BuiltinFunctionType)) else fxn
+def _roots(fxn: Callable, args: tuple, kwargs: dict) -> list[tuple[str, Any]]:
+  """The walk's roots, named by the function's parameters: what the callable carries (a bound method's self, a
+  callable instance, a partial's arguments), then the arguments."""
+  while isinstance(fxn, functools.partial): args, kwargs, fxn = fxn.args + args, {**fxn.keywords, **kwargs}, fxn.func
+  out: list[tuple[str, Any]] = []
+  if isinstance(fxn, types.MethodType): out.append(("self", fxn.__self__)); fxn = fxn.__func__
+  elif not isinstance(fxn, (types.FunctionType, types.BuiltinFunctionType)): out.append(("self", fxn)); fxn = type(fxn).__call__
+  code = getattr(fxn, "__code__", None)
+  names = code.co_varnames[len(out):code.co_argcount] if code is not None else ()
+  out += [(names[i] if i < len(names) else f"arg{i}", a) for i, a in enumerate(args)]
+  return out + list(kwargs.items())
 
 # ---------------------------------------------------------------- turning a traced graph into a body
 
@@ -84,7 +96,7 @@ def _to_param(ctx: _Inputs, x: UOp) -> UOp | None:
   if (p := ctx.arg_params.get(x)) is not None: return p  # an argument's graph, read through another Tensor object
   # what else the body reads from outside: a buffer, or an input of an enclosing call that is being traced
   if x.op is Ops.BUFFER or (x.op is Ops.PARAM and x.arg.trace != ctx.trace and x.arg.trace not in ctx.inner):
-    p = ctx.arg_params[x] = param_like(x, ctx.next_slot, ctx.trace)
+    p = ctx.arg_params[x] = param_like(x, ctx.next_slot, ctx.trace, "implicit")
     ctx.next_slot += 1
     ctx.implicit.append(x)
     return p
@@ -128,7 +140,6 @@ def _apply_effects(tr: _Trace, outs: list[UOp], tensors: list[Tensor]) -> None:
 ReturnType = TypeVar("ReturnType")
 
 class _function(Generic[ReturnType]):
-  depth = 0  # calls being traced, nested
   def __init__(self, fxn: Callable[..., ReturnType], *, precompile: bool, precompile_backward: bool, allow_implicit: bool,
                grad_fxn: Callable | None):
     self.fxn, self.precompile, self.precompile_backward, self.allow_implicit, self.grad_fxn = fxn, precompile, precompile_backward, allow_implicit, grad_fxn
@@ -143,25 +154,30 @@ class _function(Generic[ReturnType]):
     st, n = time.perf_counter(), self.trace_count
     tensors: list[Tensor] = []
     key: list = [Tensor.training, dtypes.default_float, dtypes.default_int]
-    _walk((_fxn_self(self.fxn), args, kwargs), tensors, key)
+    _walk(roots := _roots(self.fxn, args, kwargs), tensors, key)
     uops = list(dict.fromkeys(t.uop for t in tensors))
     slot = {u: i for i, u in enumerate(uops)}
     key.extend(slot[t.uop] for t in tensors)  # which arguments are the same tensor
     key.extend((u.dtype, u.shape, u.device) for u in uops)
     k = tuple(key)
+    uniq = list({id(t): t for t in tensors}.values())
     if (tr := self.traces.get(k)) is not None: self.traces.move_to_end(k)
-    else: tr = self._trace(args, kwargs, tensors, uops, slot, k)
+    else: tr = self._trace(args, kwargs, roots, uniq, uops, slot, k)
     call = UOp(Ops.CALL, dtypes.void, (tr.body, *uops, *tr.implicit), tr.info)
     outs = _outputs(call, tr.body)
-    _apply_effects(tr, outs, tensors)
+    _apply_effects(tr, outs, uniq)
     ret = [Tensor(o) for o in outs[:tr.n_ret]]
     if DEBUG >= 2: print(f"function {self.name}: {'traced' if self.trace_count != n else 'reused'} in {(time.perf_counter() - st) * 1e3:.2f} ms")
     return cast(ReturnType, tuple(ret) if tr.is_tuple else ret[0])
 
-  def _trace(self, args: tuple, kwargs: dict, tensors: list[Tensor], uops: list[UOp], slot: dict[UOp, int], key: tuple) -> _Trace:
+  def _trace(self, args: tuple, kwargs: dict, roots: list[tuple[str, Any]], uniq: list[Tensor], uops: list[UOp], slot: dict[UOp, int],
+             key: tuple) -> _Trace:
     trace = next(_trace_ids)
-    params = [param_like(u, i, trace) for i, u in enumerate(uops)]
-    uniq = list({id(t): t for t in tensors}.values())
+    tensors, paths = [], []  # the walk again, for names: a PARAM says which weight it is
+    _walk(roots, tensors, [], paths)
+    names = {}
+    for t, p in zip(tensors, paths): names.setdefault(t.uop, p)
+    params = [param_like(u, i, trace, names[u]) for i, u in enumerate(uops)]
     own = [params[slot[t.uop]] for t in uniq]
     saved = [t.uop for t in uniq]
     pending_before, draws_before = {id(t) for t in Tensor._pending_assigns}, Tensor._draws
@@ -231,7 +247,7 @@ def _trace_backward(body: UOp, info: CallInfo, args: tuple[UOp, ...], order: lis
   with track_context("call", name):
     total: dict[int, Tensor] = {}
     for j, i in enumerate(order):
-      gs = compute_gradient(body.src[i], Tensor(param_like(out_grads[i].uop, n + j, info.trace)), targets)
+      gs = compute_gradient(body.src[i], Tensor(param_like(out_grads[i].uop, n + j, info.trace, f"grad{i}")), targets)
       for s in want:
         if s in params and (g := gs.get(params[s])) is not None: total[s] = total[s] + g if s in total else g
     outs = [total[s].uop if s in total else Tensor.zeros(*args[s].shape, dtype=args[s].dtype, device=args[s].device).uop for s in want]
