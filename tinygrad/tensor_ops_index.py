@@ -4,7 +4,7 @@ arange, where and reductions, so it lowers to ordinary fused kernels (masked_sel
 from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from tinygrad.dtype import dtypes
-from tinygrad.helpers import normalize_axis, all_int
+from tinygrad.helpers import normalize_axis, all_int, prod, strides_for_shape
 from tinygrad.uop.ops import Ops
 from tinygrad.engine.schedule import is_contiguous_view
 if TYPE_CHECKING: from tinygrad.tensor import Tensor
@@ -129,15 +129,56 @@ class IndexOps:
   # ----- masks
   def masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     return mask.where(value if isinstance(value, type(self)) else type(self).full((), value, self.dtype, self.device), self)
-  def masked_select(self: Tensor, mask: Tensor) -> Tensor:
-    """The elements where mask is True, flattened. Realizes the mask to learn the result's length, as tinygrad does."""
+  def _select_slots(self: Tensor, m: Tensor, size: int | None) -> Tensor:
+    """(k, n): slot j takes the j-th True of the flat mask m. size=None realizes m to learn k, as tinygrad does."""
+    pos = m.cast(dtypes.int32).cumsum()  # the 1-based output slot of each selected element
+    k = (pos[-1].item() if m.numel() else 0) if size is None else size
+    return m.unsqueeze(0) & (pos.unsqueeze(0) == type(self).arange(1, k + 1, device=self.device).unsqueeze(1))
+  def masked_select(self: Tensor, mask: Tensor, size: int | None = None, fill_value: Any = 0) -> Tensor:
+    """The elements where mask is True, flattened. size=N gives exactly N (cut, or filled with fill_value) without
+    realizing anything; otherwise the mask is realized to learn the result's length, as tinygrad does."""
     if mask.dtype != dtypes.bool: raise TypeError(f"masked_select needs a bool mask, got {mask.dtype}")
     x, m = self._broadcasted(mask, match_dtype=False)
     x, m = x.flatten(), m.flatten()
-    pos = m.cast(dtypes.int32).cumsum()  # the 1-based output slot of each selected element
-    k = pos[-1].item() if m.numel() else 0
-    onehot = m.unsqueeze(0) & (pos.unsqueeze(0) == type(self).arange(1, k + 1, device=self.device).unsqueeze(1))  # (k, n)
-    return onehot.where(x.unsqueeze(0), x.zeros_like().unsqueeze(0)).sum(-1, dtype=self.dtype)
+    onehot = self._select_slots(m, size)  # (k, n)
+    out = onehot.where(x.unsqueeze(0), x.zeros_like().unsqueeze(0)).sum(-1, dtype=self.dtype)
+    return out if size is None else onehot.any(-1).where(out, fill_value).cast(self.dtype)
+  def nonzero(self: Tensor, size: int | None = None, fill_value: Any = 0) -> Tensor:
+    """(count, ndim) int32 coordinates of the non-zero elements, in order; size=N pads with fill_value or cuts."""
+    if self.ndim == 0: return type(self).zeros(size if size is not None else int(self.item() != 0), 0, dtype=dtypes.int32, device=self.device)
+    onehot = self._select_slots((self != 0).flatten(), size)  # (k, n)
+    coords = type(self).stack(*[type(self).arange(s, device=self.device).reshape((1,) * i + (s,) + (1,) * (self.ndim - i - 1))._broadcast_to(self.shape).flatten()
+                               for i, s in enumerate(self.shape)], dim=-1)  # (n, ndim)
+    out = onehot.unsqueeze(-1).where(coords.unsqueeze(0), 0).sum(1, dtype=dtypes.int32)
+    return out if size is None else onehot.any(-1, keepdim=True).where(out, fill_value).cast(dtypes.int32)
+
+  # ----- grids and diagonals
+  def meshgrid(self: Tensor, *args: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-d (or 0-d) tensors: "ij" is matrix indexing, "xy" swaps the first two output dims."""
+    if indexing not in ("ij", "xy"): raise RuntimeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    ts = (self, *args)
+    if len(ts) == 1: return ts
+    order = list(range(len(ts))) if indexing == "ij" else [1, 0] + list(range(2, len(ts)))
+    shape = tuple(ts[i].numel() for i in order)
+    return tuple(t.reshape(tuple(-1 if i == order.index(k) else 1 for i in range(len(ts))))._broadcast_to(shape) for k, t in enumerate(ts))
+  def diag(self: Tensor) -> Tensor:
+    """The square matrix with this 1-d tensor on its diagonal."""
+    if self.ndim != 1: raise ValueError(f"diag needs a 1-d tensor, got shape {self.shape}")
+    n = self.shape[0]
+    # each row padded to n+1 then read back in rows of n: element i lands at column i
+    return self.unsqueeze(-1).pad((None, (0, n))).flatten().shrink(((0, n * n),)).reshape(n, n)
+  def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The `offset`-th diagonal of dims dim1 and dim2 (removed), as a new last dim."""
+    a, b = normalize_axis(dim1, self.ndim), normalize_axis(dim2, self.ndim)
+    if a == b: raise RuntimeError(f"diagonal: dim1 and dim2 are both dim {a}")
+    x = self.permute([i for i in range(self.ndim) if i not in (a, b)] + [a, b])
+    r, c = x.shape[-2:]
+    r0, c0 = min(max(-offset, 0), r), min(max(offset, 0), c)
+    d = max(min(r - r0, c - c0), 0)
+    x = x.shrink(tuple(None for _ in x.shape[:-2]) + ((r0, r0 + d), (c0, c0 + d)))
+    if d == 0: return x.reshape(x.shape[:-2] + (0,))
+    # rows of d read as rows of d+1: the diagonal is the first column
+    return x.flatten(-2).pad(tuple(None for _ in x.shape[:-2]) + ((0, d),)).unflatten(-1, (d, d + 1))[..., 0]
 
   # ----- rearranging
   def repeat_interleave(self: Tensor, repeats: int, dim: int | None = None) -> Tensor:
@@ -179,6 +220,55 @@ class IndexOps:
         src = ((j + 0.5) * scale if mode == "nearest-exact" else j * scale).floor().clip(0, n - 1)
         x = x.gather(i, src.cast(dtypes.int32).reshape(view).expand(shape))
     return x.cast(self.dtype) if mode == "linear" else x
+
+  # ----- advanced (tensor) indexing
+  def _as_index(self: Tensor, i: Any) -> Tensor:
+    if isinstance(i, type(self)):
+      if not dtypes.is_int(i.dtype): raise IndexError(f"tensor indices must be integers, got {i.dtype} (a bool mask: use masked_select)")
+      return i
+    from tinygrad.tensor import _flat
+    flat = _flat(i)
+    if flat and all(isinstance(v, bool) for v in flat): raise IndexError(f"a list of bools {i!r} is not supported as an index (use masked_select)")
+    if not all(isinstance(v, int) for v in flat): raise IndexError(f"index {i!r} holds something that is not an int")
+    return type(self)(i, dtype=dtypes.int32, device=self.device)
+  def _fancy_index(self: Tensor, idx: tuple) -> Tensor:
+    """numpy/torch advanced indexing: ints, slices and None apply first; then the tensor (or list) indices, broadcast
+    together to B, pick elements through one one-hot comparison over their dims flattened into one. The B dims stand
+    where the tensor indices stood when those are next to each other, else first (torch's rule). Out of range reads 0."""
+    from tinygrad.tensor import _broadcast_shape
+    if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have a single ellipsis")
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if (k := next((j for j, i in enumerate(idx) if i is Ellipsis), None)) is not None:  # `in` would compare tensors with ==
+      idx = idx[:k] + (slice(None),) * (self.ndim - n_real) + idx[k + 1:]
+    basic, tensors, pos = [], [], 0
+    for i in idx:
+      if isinstance(i, (type(self), list, tuple)): tensors.append((pos, self._as_index(i))); basic.append(slice(None)); pos += 1
+      else:
+        basic.append(i)
+        if not isinstance(i, int) or isinstance(i, bool): pos += 1
+    x = self[tuple(basic)]
+    dims = [d for d, _ in tensors]
+    sizes = [x.shape[d] for d in dims]
+    ts = [(t < 0).where(t + n, t) for (_, t), n in zip(tensors, sizes)]
+    try: B = _broadcast_shape(*(t.shape for t in ts))
+    except ValueError as e: raise IndexError(f"tensor indices cannot broadcast together: {e}") from None
+    if len(ts) == 1: lin = ts[0]
+    else:  # one index into the indexed dims flattened; a component out of its range must not alias another element
+      lin, valid = ts[0] * 0, None
+      for t, n, st in zip(ts, sizes, strides_for_shape(tuple(sizes))):
+        lin = lin + t * st
+        ok = (t >= 0) & (t < n)
+        valid = ok if valid is None else valid & ok
+      lin = valid.where(lin, -1)  # type: ignore[union-attr]
+    rest = [d for d in range(x.ndim) if d not in dims]
+    rest_shape = tuple(x.shape[d] for d in rest)
+    P = prod(sizes)
+    xp = x.permute(dims + rest).reshape((P,) + rest_shape)
+    onehot = lin._broadcast_to(B).unsqueeze(-1) == type(self).arange(P, device=self.device)  # (*B, P)
+    out = onehot.reshape(B + (P,) + (1,) * len(rest)).where(xp.reshape((1,) * len(B) + (P,) + rest_shape), 0).sum(len(B), dtype=self.dtype)
+    if dims != list(range(dims[0], dims[0] + len(dims))) or dims[0] == 0: return out  # B first
+    nb = len(B)
+    return out.permute([nb + j for j in range(dims[0])] + list(range(nb)) + [nb + j for j in range(dims[0], len(rest))])
 
   # ----- slice assignment
   def _place(self: Tensor, v: Tensor, idx) -> tuple[Tensor, Tensor]:
