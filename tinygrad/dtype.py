@@ -21,6 +21,16 @@ class DType:
   def __lt__(self, other: DType): return (self.priority, self.itemsize, self.name) < (other.priority, other.itemsize, other.name)
   @property
   def nbytes(self) -> int: return self.itemsize
+  @property
+  def min(self): return dtypes.min(self)
+  @property
+  def max(self): return dtypes.max(self)
+
+class DTypeError(TypeError, RuntimeError):
+  """An op given a dtype it doesn't take: a TypeError, and the RuntimeError tinygrad raises there."""
+
+class UnknownDTypeError(TypeError, AttributeError):
+  """A dtype name that isn't one: a TypeError, and the AttributeError tinygrad raises (`dtypes` has no such attribute)."""
 
 class dtypes:
   void = DType(-1, 0, "void", "", "void")
@@ -56,7 +66,8 @@ class dtypes:
   @staticmethod
   def from_py(x) -> DType:
     if isinstance(x, bool): return dtypes.bool
-    if isinstance(x, int): return dtypes.default_int
+    # an int outside int32 makes the tensor int64, as a list holding 2**40 must keep its value
+    if isinstance(x, int): return dtypes.default_int if -2**31 <= x < 2**31 else dtypes.int64
     if isinstance(x, float): return dtypes.default_float
     if isinstance(x, (list, tuple)): return max((dtypes.from_py(v) for v in x), default=dtypes.default_float)
     raise TypeError(f"cannot infer a dtype from {type(x).__name__}")
@@ -85,7 +96,7 @@ def to_dtype(x) -> DType:
   if isinstance(x, DType): return x
   if isinstance(x, str):
     if hasattr(dtypes, x) and isinstance(getattr(dtypes, x), DType): return getattr(dtypes, x)
-    raise TypeError(f"unknown dtype {x!r}")
+    raise UnknownDTypeError(f"unknown dtype {x!r}")
   return dtypes.from_np(x)
 
 # tinygrad's promotion lattice: an edge a -> b means a promotes to b

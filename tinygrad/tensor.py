@@ -288,7 +288,8 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start
     if step == 0: raise ValueError("arange step must not be zero")
-    dt = to_dtype(dtype) if dtype is not None else (dtypes.default_int if all(isinstance(v, int) for v in (start, stop, step)) else dtypes.default_float)
+    # tinygrad's choice: int32 for ints, int64 when an end is beyond int32, the default float if any argument is a float
+    dt = to_dtype(dtype) if dtype is not None else least_upper_dtype(*(dtypes.from_py(v) for v in (start, stop, step)))
     n = max(0, math.ceil((stop - start) / step))
     # computed where it is used: element i is start + i*step (an IOTA node lowers to the loop index)
     iota = Tensor(UOp(Ops.IOTA, dt, (UOp(Ops.DEVICE, arg=Device.canonicalize(device)),), n))
@@ -502,7 +503,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return x
   def __getitem__(self, idx) -> Tensor:
     idx = idx if isinstance(idx, tuple) else (idx,)
-    if any(isinstance(i, (Tensor, list)) for i in idx): return self._fancy_index(idx)
+    if any(isinstance(i, (Tensor, list, tuple)) for i in idx): return self._fancy_index(idx)
     if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have a single ellipsis")
     n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
     if n_real > self.ndim: raise IndexError(f"too many indices ({n_real}) for a tensor of {self.ndim} dims")
@@ -525,18 +526,6 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
         shape.append(x.shape[d])
       d += 1
     return x.reshape(tuple(shape))
-  def _fancy_index(self, idx) -> Tensor:
-    # one tensor index on the first dims it names: gather through a one-hot comparison, as tinygrad does
-    if len(idx) != 1: raise IndexError("only a single Tensor index is supported")
-    ix = idx[0] if isinstance(idx[0], Tensor) else Tensor(idx[0], device=self.device)
-    if not dtypes.is_int(ix.dtype): raise IndexError(f"tensor indices must be integers, got {ix.dtype}")
-    n = self.shape[0]
-    ix = (ix < 0).where(ix + n, ix)
-    onehot = ix.unsqueeze(-1) == Tensor.arange(n, device=self.device)  # (*ix.shape, n)
-    rest = self.shape[1:]
-    oh = onehot.reshape(ix.shape + (n,) + (1,) * len(rest))
-    x = self.reshape((1,) * ix.ndim + self.shape)
-    return oh.where(x, 0).sum(ix.ndim, dtype=self.dtype)
   def gather(self, dim: int, index: Tensor) -> Tensor:
     d = normalize_axis(dim, self.ndim)
     if index.ndim != self.ndim or any(i != d and ix > s for i, (ix, s) in enumerate(zip(index.shape, self.shape))):
@@ -767,8 +756,13 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def clip(self, min_=None, max_=None) -> Tensor:
     """Values below min_ become min_, above max_ become max_; at a bound the gradient passes through, as in torch."""
     if min_ is None and max_ is None: raise RuntimeError("clip needs at least one of min_ and max_")
-    x = self if min_ is None else (self < min_).where(min_, self)
-    return x if max_ is None else (x > max_).where(max_, x)
+    if max_ is None: return (self < min_).where(min_, self)
+    if min_ is None: return (self > max_).where(max_, self)
+    # both bounds tested on self itself (min_ > max_ gives max_ everywhere, as torch): a test on the first where's
+    # result inside a nested where is miscompiled by gcc 12 -O3 -march=native (see docs/engine.md)
+    scalars = isinstance(min_, (int, float)) and isinstance(max_, (int, float))
+    above = self > max_ if scalars and min_ <= max_ else (self > max_) | (min_ > max_)
+    return above.where(max_, (self < min_).where(min_, self))
   clamp = clip
   def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
   def isnan(self) -> Tensor: return self != self

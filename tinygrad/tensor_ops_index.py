@@ -33,11 +33,13 @@ class IndexOps:
     y = x.unsqueeze(-2).expand(x.shape[:-1] + (n, n))
     return type(self).ones(n, n, dtype=dtypes.bool, device=self.device).tril().where(y, fill), a
   def cumprod(self: Tensor, axis: int) -> Tensor:
+    normalize_axis(axis, self.ndim)  # a bad axis is an IndexError, on a 0-d tensor too
     if self.ndim == 0: return self
     w, a = self._cum_window(axis, 1)
     return w.prod(-1, dtype=self.dtype).transpose(a, -1)
   def cummax(self: Tensor, axis: int = 0) -> tuple[Tensor, Tensor]:
     """The running max along `axis` and where it was found (the last index of a tie, as torch.cummax gives)."""
+    normalize_axis(axis, self.ndim)
     if self.ndim == 0: return self, self.zeros_like(dtype=dtypes.int32)
     w, a = self._cum_window(axis, dtypes.min(self.dtype))
     vals = w.max(-1)
@@ -46,6 +48,8 @@ class IndexOps:
     # (..., i, j): x[j] equals the running max at i and j <= i; the largest such j
     hit = (x.unsqueeze(-2) == vals.unsqueeze(-1)) & type(self).ones(n, n, dtype=dtypes.bool, device=self.device).tril()
     idx = hit.where(type(self).arange(n, device=self.device).reshape(1, n), -1).max(-1).cast(dtypes.int32)
+    if dtypes.is_float(self.dtype):  # the value read at idx: its gradient goes to that one element, as torch's does
+      vals = (idx.unsqueeze(-1) == type(self).arange(n, device=self.device)).where(x.unsqueeze(-2), 0).sum(-1)
     return vals.transpose(a, -1), idx.transpose(a, -1)
 
   # ----- sorting: each element's rank is a count of comparisons; a one-hot of ranks moves it into place

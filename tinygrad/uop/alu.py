@@ -19,6 +19,13 @@ def _log2(x: float) -> float:
 def _fdiv(a: float, b: float) -> float:
   if b == 0: return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
   return a / b
+def _pow(a: float, b: float) -> float:
+  """C's pow: 0 to a negative power is inf (-inf for -0.0 to an odd one), overflow is inf, a negative base to a
+  non-integer power is nan (math.pow raises for all three)."""
+  odd = float(b).is_integer() and int(b) % 2 == 1
+  try: return math.pow(a, b)
+  except OverflowError: return math.copysign(math.inf, a) if odd else math.inf
+  except ValueError: return (math.copysign(math.inf, a) if odd else math.inf) if a == 0 else math.nan
 def _max(a, b):
   if isinstance(a, float) and (math.isnan(a) or math.isnan(b)): return math.nan
   return max(a, b)
@@ -29,7 +36,7 @@ python_alu: dict[Ops, Callable[..., Any]] = {
   Ops.RECIP: lambda x: _fdiv(1.0, x), Ops.NEG: lambda x: (not x) if isinstance(x, bool) else -x, Ops.TRUNC: _trunc,
   Ops.ADD: lambda a, b: a + b, Ops.SUB: lambda a, b: a - b, Ops.MUL: lambda a, b: a * b, Ops.FDIV: _fdiv,
   Ops.IDIV: lambda a, b: _cdiv(a, b) if b != 0 else 0, Ops.MOD: lambda a, b: a - b * _cdiv(a, b) if b != 0 else 0,
-  Ops.MAX: _max, Ops.POW: lambda a, b: _safe(lambda v: math.pow(v, b), a),
+  Ops.MAX: _max, Ops.POW: _pow,
   Ops.CMPLT: lambda a, b: a < b, Ops.CMPNE: lambda a, b: a != b, Ops.CMPEQ: lambda a, b: a == b,
   Ops.AND: lambda a, b: a & b, Ops.OR: lambda a, b: a | b, Ops.XOR: lambda a, b: a ^ b,
   Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b,
