@@ -124,7 +124,9 @@ class ConvOps:
     else: out = tuple(output_size)[-len(spatial):]
     n = prod(out)
     hit = indices.reshape(bs, c, -1, 1) == type(self).arange(n, device=self.device)  # (N, C, L, n)
-    return hit.where(self.reshape(bs, c, -1, 1), 0).sum(2, dtype=self.dtype).reshape(bs, c, *out)
+    # overlapping windows can name one place twice, always with the same value: take it once (max), not their sum
+    picked = hit.where(self.reshape(bs, c, -1, 1), dtypes.min(self.dtype)).max(2)
+    return hit.any(2).where(picked, 0).reshape(bs, c, *out)
   def avg_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """Mean over windows of the last len(kernel_size) dims (any number). count_include_pad=False divides by the input
     elements in each window only; ceil_mode's extra windows never count the padding they add."""
