@@ -1,7 +1,7 @@
 """Devices and buffers. CPU and PYTHON keep buffers in host memory, CUDA in GPU memory; `CPU:1` and `CUDA:1` are second,
 separate devices."""
 from __future__ import annotations
-import ctypes, ctypes.util, os, functools, weakref, threading
+import ctypes, ctypes.util, os, functools, sys, weakref, threading
 from typing import Any
 from tinygrad.dtype import DType
 from tinygrad.helpers import getenv, GlobalCounters, perf_ns
@@ -148,8 +148,12 @@ class _Device:
       if getenv(name, 0): return name
     from tinygrad.runtime.cuda_driver import probe
     if probe()[0] > 0: return "CUDA"
-    from tinygrad.runtime.ops_cpu import compiler_works
-    return "CPU" if compiler_works() else "PYTHON"
+    from tinygrad.runtime.ops_cpu import compiler_problem, CACHE_DIR
+    if (why := compiler_problem()) is None: return "CPU"
+    # the fallback runs everything about 190x slower: say so once, with why, instead of leaving a user to guess
+    print(f"tinyviz: the default device is PYTHON, an interpreter ~190x slower than CPU, because the CPU device can't build "
+          f"kernels: {why} (kernel cache: {CACHE_DIR}, set by TINYVIZ_CACHE). DEV=PYTHON picks it without this note.", file=sys.stderr)
+    return "PYTHON"
 
 Device = _Device()
 

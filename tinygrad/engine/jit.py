@@ -6,16 +6,21 @@ from typing import Any, Callable
 from tinygrad.tensor import Tensor
 from tinygrad.uop.ops import Ops
 from tinygrad.engine import realize as R
+from tinygrad.engine.schedule import is_contiguous_view
 from tinygrad.device import Buffer
 from tinygrad import tracing
 from tinygrad.helpers import getenv, perf_ns, DEBUG, GlobalCounters
 
 class JitError(RuntimeError): pass
 
-def _input_buffer(t: Tensor) -> Buffer:
-  u = t.uop
-  while u.op is Ops.RESHAPE: u = u.src[0]
-  return R.buffer_for(u).ensure_allocated()
+def _input_buffers(t: Tensor) -> list[Buffer]:
+  """The buffer behind an input, or one per device for a multi-device tensor."""
+  out = []
+  for u in (t.uop.src if t.uop.op is Ops.MULTI else (t.uop,)):
+    while u.op is Ops.RESHAPE: u = u.src[0]
+    out.append(R.buffer_for(u).ensure_allocated())
+  return out
+def _input_buffer(t: Tensor) -> Buffer: return _input_buffers(t)[0]
 
 class TinyJit:
   def __init__(self, fxn: Callable[..., Any]):
@@ -27,6 +32,7 @@ class TinyJit:
     self._input_kernels: set[int] = set()
     self._direct: list[tuple[Callable, list[int]] | None] | bool | None = None  # bare calls for the replay, once built
     self._totals = (0, 0, 0)
+    self._side_by_side = False
     functools.update_wrapper(self, fxn)
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj)  # works on methods too
   def reset(self) -> None: self.cnt, self.captured, self.ret, self._direct = 0, [], None, None
@@ -35,7 +41,7 @@ class TinyJit:
     ts = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
     for t in ts:  # inputs must be buffers the kernels can read directly
       t.realize()
-      if t.uop.base.op is not Ops.BUFFER or any(u.op not in (Ops.RESHAPE, Ops.BUFFER) for u in t.uop.toposort() if u.op is not Ops.DEVICE):
+      if not is_contiguous_view(t.uop):
         t.uop = t.contiguous().realize().uop
     return ts
 
@@ -55,20 +61,21 @@ class TinyJit:
         raise JitError(f"TinyJit: input {diff} is (shape, dtype, device, same-as-input) {sig[diff] if diff < len(sig) else 'missing'} but was captured as "
                        f"{self.signature[diff] if diff < len(self.signature) else 'missing'}; a jitted function needs the same shapes, dtypes, devices "
                        "and the same inputs shared on every call")
-      new = [_input_buffer(t) for t in inputs]
+      new = [b for t in inputs for b in _input_buffers(t)]
       for k, slots in enumerate(self.input_slots):
         for i, j in slots: self.captured[i][2][j] = new[k]
       for t in Tensor._rng_step.values():  # a new jit step: random numbers drawn in the function change
         b = _input_buffer(t)
         if b.is_host: mv = b.as_memoryview().cast("I"); mv[0] = (mv[0] + 1) & 0xFFFFFFFF
         else: b.copyin(((int.from_bytes(b.copyout(), "little") + 1) & 0xFFFFFFFF).to_bytes(4, "little"))  # waits for the GPU once a step
-      if tracing.tracer is not None or DEBUG >= 2 or not self._replay_direct():
+      if self._side_by_side: R.run_queued(self.captured)  # several CPU devices: each on its own queue
+      elif tracing.tracer is not None or DEBUG >= 2 or not self._replay_direct():
         for p, dev, bufs in self.captured:
           if p is None: R.exec_copy(bufs[1], bufs[0])
           else: R.exec_kernel(p, dev, bufs)
       return self.ret
     if self.cnt == 1:
-      in_bufs = [_input_buffer(t) for t in inputs]
+      in_bufs = [b for t in inputs for b in _input_buffers(t)]
       R.capturing = []
       try:
         ret = self.fxn(*args, **kwargs)
@@ -79,6 +86,7 @@ class TinyJit:
       self.input_slots = [[(i, j) for i, (_, _, bufs) in enumerate(self.captured) for j, b in enumerate(bufs) if b is ib] for ib in in_bufs]
       self._input_kernels, self._direct = {i for slots in self.input_slots for i, _ in slots}, None
       self.signature, self.ret = sig, ret
+      self._side_by_side = R.side_by_side([dev for p, dev, _ in self.captured if p is not None])
     else:
       ret = self.fxn(*args, **kwargs)
       Tensor.realize_all([t for t in _tensors_in(ret)])

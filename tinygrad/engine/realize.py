@@ -1,14 +1,17 @@
 """Running a schedule: lower and compile each new kernel once (one compiler call per device), then run kernels and
 copies in order. CPU and PYTHON kernels are timed on the host clock around a synchronous run; a device with `launch`
-(CUDA) queues them without waiting and reports each one's own start and end when it synchronizes."""
+(CUDA) queues them without waiting and reports each one's own start and end when it synchronizes. Kernels on two or
+more CPU devices (a multi-device tensor's) run side by side, each device on its own queue (see run_queued)."""
 from __future__ import annotations
+import ctypes, functools, itertools, os, threading, weakref
+from typing import Any
 from tinygrad.helpers import DEBUG, GlobalCounters, perf_ns
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts
 from tinygrad.codegen.linearize import Program, linearize
 from tinygrad.engine.schedule import ScheduleItem, kernel_params
-from tinygrad.device import Device, Buffer, buffers
+from tinygrad.device import Device, Buffer, buffers, HostQueue, host_queue
 from tinygrad import tracing
 
 _programs: dict[tuple[str, UOp], Program] = {}
@@ -80,9 +83,13 @@ def run_schedule(items: list[ScheduleItem]) -> None:
     st = perf_ns()
     if Device[dev].compile(progs) and (t := tracing.tracer) is not None:
       t.span("HOST", f"compile {len(progs)} kernel{'s' if len(progs) != 1 else ''}", st, perf_ns(), "compile", {"device": dev})
-  for it, p, bufs in prepared:
-    if p is None: _run_copy(it)
-    else: _run_kernel(p, bufs)
+  if not side_by_side([bufs[0].device for _, p, bufs in prepared if p is not None]):
+    for it, p, bufs in prepared:
+      if p is None: _run_copy(it)
+      else: _run_kernel(p, bufs)
+    return
+  run_queued([(p, bufs[0].device, [buffer_for(b).ensure_allocated() for b in bufs]) if p is not None else
+              (None, it.outputs[0].device, [buffer_for(it.outputs[0]).ensure_allocated(), buffer_for(it.ast.src[0])]) for it, p, bufs in prepared])
 
 # TinyJit sets this to a list while it captures: every kernel and copy run is appended as (program or None, device, buffers)
 capturing: list[tuple[Program | None, str, list[Buffer]]] | None = None
@@ -128,3 +135,77 @@ def _debug_line(dev: str, name: str, nargs: int, flops: int, mem: int, ns: int) 
   s = max(ns, 1) * 1e-9
   print(f"*** {dev:7s} {GlobalCounters.kernel_count:4d} {name:40s} arg {nargs:2d} mem {GlobalCounters.mem_used / 1e9:6.2f} GB "
         f"tm {ns / 1e3:9.2f}us/{GlobalCounters.time_sum_s * 1e3:9.2f}ms ({flops / s / 1e9:9.2f} GFLOPS {mem / s / 1e9:7.2f} GB/s)")
+
+# ----- several host devices side by side: each device's kernels on its own queue (a thread), the copies into it on
+# another; an item waits only for the items on other queues that wrote what it reads (or read what it overwrites)
+
+def side_by_side(kernel_devices: list[str]) -> bool:
+  """Run on queues when kernels go to two or more CPU devices (CPU, CPU:1, ...); one device runs inline, as before."""
+  devs = set(kernel_devices)
+  return len(devs) > 1 and all(device_kind(d) == "CPU" for d in devs)
+
+_counter_lock = threading.Lock()
+_omp_set_threads: Any = None
+def _omp_threads(n: int) -> None:
+  """OpenMP's thread count is per calling thread: each device queue's parallel kernels take their share of the cores."""
+  global _omp_set_threads
+  if _omp_set_threads is None:
+    try: _omp_set_threads = ctypes.CDLL("libgomp.so.1").omp_set_num_threads
+    except OSError: _omp_set_threads = False
+  if _omp_set_threads: _omp_set_threads(n)
+
+class _Ran:
+  """When and where an item ran: a copy's flow arrow starts at the span that wrote its source."""
+  __slots__ = ("track", "st", "en", "__weakref__")
+  def __init__(self, track: str): self.track, self.st, self.en = track, 0, 0
+_writer_of: weakref.WeakKeyDictionary[Buffer, _Ran] = weakref.WeakKeyDictionary()  # for flows across schedules
+_flow_ids = itertools.count()
+
+def run_queued(ops: list[tuple[Program | None, str, list[Buffer]]]) -> None:
+  """Run kernels (program, device, buffers: the output first) and copies (None, destination device, [dst, src]) on
+  the devices' queues, in dependency order, and wait for all of them."""
+  ncpu = len(os.sched_getaffinity(0))
+  threads = max(1, ncpu // len({dev for p, dev, _ in ops if p is not None}))
+  last_write: dict[int, tuple[HostQueue, int, _Ran]] = {}
+  readers: dict[int, list[tuple[HostQueue, int]]] = {}
+  used: dict[str, HostQueue] = {}
+  for p, dev, bufs in ops:
+    if capturing is not None: capturing.append((p, dev, bufs))
+    track = dev if p is not None else f"{dev}/copy"
+    q = used.get(track) or used.setdefault(track, host_queue(track))
+    out, ins = bufs[0], bufs[1:]
+    deps: dict[HostQueue, int] = {}
+    for dq, n in [last_write[id(b)][:2] for b in bufs if id(b) in last_write] + readers.get(id(out), []):
+      if dq is not q and deps.get(dq, 0) < n: deps[dq] = n
+    ran = _Ran(track)
+    if p is not None:
+      GlobalCounters.kernel_count += 1; GlobalCounters.global_ops += p.flops; GlobalCounters.global_mem += p.mem_bytes
+      fn = functools.partial(_queued_kernel, p, Device[dev], dev, bufs, threads, ran)
+    else:
+      src_ran = last_write[id(ins[0])][2] if id(ins[0]) in last_write else _writer_of.get(ins[0])
+      fn = functools.partial(_queued_copy, out, ins[0], ran, src_ran)
+    n = q.submit(fn, list(deps.items()))
+    last_write[id(out)], readers[id(out)] = (q, n, ran), []
+    for b in ins: readers.setdefault(id(b), []).append((q, n))
+    if tracing.tracer is not None: _writer_of[out] = ran
+  for q in used.values(): q.synchronize()
+
+def _queued_kernel(p: Program, dev: Any, dev_name: str, bufs: list[Buffer], threads: int, ran: _Ran) -> None:
+  if p.parallel: _omp_threads(threads)
+  ran.st = perf_ns()
+  dev.run(p, bufs)
+  ran.en = perf_ns()
+  with _counter_lock: _kernel_ran(dev_name, p, len(bufs), ran.st, ran.en)
+
+def _queued_copy(dst: Buffer, src: Buffer, ran: _Ran, src_ran: _Ran | None) -> None:
+  ran.st = perf_ns()
+  if dst.nbytes: ctypes.memmove(dst.ptr, src.ptr, dst.nbytes)  # a ctypes call: the GIL is released while it copies
+  ran.en = perf_ns()
+  if (t := tracing.tracer) is not None:
+    t.span(ran.track, f"copy {dst.nbytes}, {dst.device} <- {src.device}", ran.st, ran.en, "copy", {"bytes": dst.nbytes, "from": src.device, "to": dst.device})
+    if src_ran is not None and src_ran.en and (flow := getattr(t, "flow", None)) is not None:
+      fid = f"copy{next(_flow_ids)}"  # from inside the span that wrote the source to the start of the copy
+      flow(fid, "s", src_ran.track, "data", "copy", max(src_ran.st, src_ran.en - 1))
+      flow(fid, "f", ran.track, "data", "copy", ran.st)
+  if DEBUG >= 2:
+    with _counter_lock: _debug_line(ran.track, f"copy {dst.nbytes:8d}, {dst.device} <- {src.device}", 2, 0, dst.nbytes, ran.en - ran.st)
