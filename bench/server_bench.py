@@ -43,13 +43,13 @@ print(json.dumps(times))
 
 BIG_REWRITE = """
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite
-from tinygrad.uop.symbolic import symbolic_simple
+from tinygrad.uop.symbolic import identities
 from tinygrad.dtype import dtypes
 g = UOp(Ops.DEFINE_GLOBAL, dtypes.float, (), 0)
 terms = [(UOp(Ops.LOAD, dtypes.float, (g,), i) * 1.0 + 0.0) * 1.0 for i in range(2500)]
 acc = terms[0]
 for t in terms[1:]: acc = acc + t
-graph_rewrite(UOp(Ops.SINK, dtypes.void, (acc,)), symbolic_simple, name="identities x7500")
+graph_rewrite(UOp(Ops.SINK, dtypes.void, (acc,)), identities, name="identities x7500")
 """
 
 def env(**kw: str) -> dict[str, str]:
