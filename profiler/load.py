@@ -4,10 +4,11 @@ Input is read as a stream of chunks, decompressed as it arrives, and each event 
 is decoded: a file is never held whole, nor its text beside a dict per event (a 1M-span Chrome trace took 1.8 GB so).
 """
 from __future__ import annotations
-import itertools, zlib
+import itertools, os, zlib
 from typing import Iterable, Iterator
 from profiler.tracefile import CHUNK, Trace, TraceError, ReadWarning, read_jsonl_chunks, is_jsonl_trace
 from profiler.chrome import read_chrome_chunks
+from profiler.tinygrad_import import is_pickle, read_pickles
 from profiler.limits import max_bytes, past
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -95,6 +96,10 @@ def read_chunks(chunks: Iterator[bytes]) -> Trace:
   chunks = _capped(_skip_blank(chunks, pre), pre)
   head, chunks = _peek(chunks, 400)
   if not head or head.isspace(): raise TraceError("empty trace" + (f" ({pre[0]})" if pre else ""))
+  if is_pickle(head):  # tinygrad's own VIZ/PROFILE files: a pickle is read whole (it cannot be read in pieces)
+    trace = read_pickles([("pickle", b"".join(chunks))])
+    trace.warnings[:0] = pre
+    return trace
   read = read_jsonl_chunks if is_jsonl_trace(head) else read_chrome_chunks
   del magic, head  # not held while the rest is read
   trace = read(chunks)
@@ -108,3 +113,48 @@ def parse(data: bytes, chunk_size: int = CHUNK) -> Trace:
 def load(path: str, chunk_size: int = CHUNK) -> Trace:
   """Reads a trace file. Raises OSError if it cannot be read, TraceError if nothing in it is readable."""
   with open(path, "rb") as f: return read_chunks(iter(lambda: f.read(chunk_size), b""))
+
+def _head(path: str) -> bytes:
+  """The first bytes of a file's content (gunzipped when it is a gzip)."""
+  with open(path, "rb") as f: raw = f.read(1 << 12)
+  if raw[:2] != GZIP_MAGIC: return raw
+  try: return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, 16)
+  except zlib.error: return b""
+
+def group_paths(paths: list[str]) -> list[list[str]]:
+  """The files given, as runs: each file is one, except that tinygrad's rewrites.pkl and profile.pkl of one run (told
+  by content; paired by name, `rewrites.pkl.X` with `profile.pkl.X`, or as the only two pickles given) make one."""
+  pickles = []
+  for p in paths:
+    try: pickles.append(p) if is_pickle(_head(p)) else None
+    except OSError: pass
+  key = lambda p: os.path.join(os.path.dirname(p), os.path.basename(p).replace("rewrites", "\0").replace("profile", "\0"))
+  pairs: dict[str, list[str]] = {}
+  for p in pickles: pairs.setdefault(key(p), []).append(p)
+  partner = {p: g for g in pairs.values() if len(g) == 2 for p in g}
+  if not partner and len(pickles) == 2: partner = {p: pickles for p in pickles}
+  out, done = [], set()
+  for p in paths:
+    if p in done: continue
+    g = partner.get(p, [p])
+    done.update(g)
+    out.append(g)
+  return out
+
+def load_group(paths: list[str], chunk_size: int = CHUNK) -> Trace:
+  """One run from the files of one group (group_paths): a single file, or tinygrad's two pickles read as one."""
+  if len(paths) == 1: return load(paths[0], chunk_size)
+  if not all(is_pickle(_head(p)) for p in paths):
+    raise TraceError("several files make one run only as real tinygrad's rewrites.pkl and profile.pkl; give others one by one")
+  blobs = []
+  for p in paths:
+    with open(p, "rb") as f: blobs.append((p, _pickle_bytes(iter(lambda: f.read(chunk_size), b""), p)))
+  return read_pickles(blobs)
+
+def _pickle_bytes(chunks: Iterator[bytes], label: str) -> bytes:
+  warnings: list[ReadWarning] = []
+  magic, chunks = _peek(chunks, 2)
+  if magic[:2] == GZIP_MAGIC: chunks = gunzip_chunks(chunks, warnings)
+  data = b"".join(_capped(chunks, warnings))
+  if warnings: raise TraceError(f"{label}: {warnings[0]}")
+  return data

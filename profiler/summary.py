@@ -107,17 +107,19 @@ def format_summary(s: Summary, top: int = 30) -> str:
   return "\n".join(out)
 
 def main(argv: list[str]) -> int:
-  """`summary FILE`: prints the table, and the reader's warnings on stderr."""
-  from profiler.load import load
+  """`summary FILE` (or tinygrad's rewrites.pkl and profile.pkl of one run): prints the table, and the reader's
+  warnings on stderr."""
+  from profiler.load import load_group
   from profiler.tracefile import TraceError
-  if len(argv) != 1:
-    print("usage: tinyviz summary FILE", file=sys.stderr)
+  if len(argv) not in (1, 2):
+    print("usage: tinyviz summary FILE [FILE2]", file=sys.stderr)
     return 2
-  try: trace = load(argv[0])
+  name = " + ".join(argv)
+  try: trace = load_group(argv)
   except (OSError, TraceError) as e:
-    print(f"tinyviz: {argv[0]}: {e}", file=sys.stderr)
+    print(f"tinyviz: {name}: {e}", file=sys.stderr)
     return 1
-  for w in trace.warnings: print(f"warning: {argv[0]}: {w}", file=sys.stderr)
+  for w in trace.warnings: print(f"warning: {name}: {w}", file=sys.stderr)
   try: print(format_summary(summarize(trace.events)), flush=True)
   except BrokenPipeError:  # `tinyviz summary f | head`: the reader left, that is fine
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -8,15 +8,15 @@ def summary(args: list[str]) -> int:
   return summary_main(args)
 
 def export(args: list[str]) -> int:
-  """tinyviz export FILE --chrome OUT"""
+  """tinyviz export FILE --chrome OUT (FILE: one trace, or tinygrad's rewrites.pkl and profile.pkl of one run)"""
   from profiler.chrome import write_chrome
-  from profiler.load import load
+  from profiler.load import load_group
   from profiler.tracefile import TraceError
-  if len(args) != 3 or args[1] != "--chrome":
-    print("usage: tinyviz export FILE --chrome OUT.json[.gz]", file=sys.stderr)
+  if len(args) not in (3, 4) or args[-2] != "--chrome":
+    print("usage: tinyviz export FILE [FILE2] --chrome OUT.json[.gz]", file=sys.stderr)
     return 2
-  src, out = args[0], args[2]
-  try: trace = load(src)
+  src, out = " + ".join(args[:-2]), args[-1]
+  try: trace = load_group(args[:-2])
   except (OSError, TraceError) as e:
     print(f"tinyviz: {src}: {e}", file=sys.stderr)
     return 1
@@ -31,7 +31,8 @@ def export(args: list[str]) -> int:
 def _server_args(prog: str, files_required: bool) -> argparse.ArgumentParser:
   p = argparse.ArgumentParser(prog=prog)
   p.add_argument("files", nargs="+" if files_required else "*", metavar="FILE",
-                 help="trace files: tinyviz (.jsonl) or Chrome trace-event JSON (.json, .json.gz); each becomes a run")
+                 help="trace files: tinyviz (.jsonl), Chrome trace-event JSON (.json, .json.gz) or tinygrad's rewrites.pkl/"
+                      "profile.pkl (read safely; the two of one run make one); each becomes a run")
   p.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
   p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; others print a warning)")
   p.add_argument("--no-browser", action="store_true", help="print the URL, do not open a browser")
@@ -81,8 +82,9 @@ def status(args: list[str]) -> int:
 COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "export": export, "serve": serve_cmd, "stop": stop,
                                                    "status": status}
 USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser]   serve saved traces in the browser
-       tinyviz summary FILE                                     top kernels and totals per device
-       tinyviz export FILE --chrome OUT.json[.gz]               the timeline for Perfetto / chrome://tracing
+       tinyviz summary FILE [FILE2]                             top kernels and totals per device
+       tinyviz export FILE [FILE2] --chrome OUT.json[.gz]       the timeline for Perfetto / chrome://tracing
+       (FILE: ours, Chrome JSON, or real tinygrad's rewrites.pkl.USER / profile.pkl.USER; those two make one run)
        tinyviz serve [FILE...] [--state-file P] [--idle-exit S] the server VIZ=1 scripts stream to
        tinyviz status | tinyviz stop                            this user's server: its URL / end it"""
 

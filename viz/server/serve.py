@@ -5,7 +5,7 @@ import asyncio, gc, ipaddress, json, os, secrets, socket, sys, tempfile, threadi
 from dataclasses import dataclass
 from typing import Any
 import uvicorn
-from profiler.load import load
+from profiler.load import group_paths, load_group
 from profiler.tracefile import TraceError
 from profiler.safefile import private_dir
 from viz.server.app import make_app
@@ -47,15 +47,18 @@ def bind(host: str, port: int) -> socket.socket:
   return sock
 
 def load_runs(hub: Hub, files: list[str]) -> int:
-  """Adds a run per readable file; says what it skipped. Returns how many files could not be opened."""
+  """Adds a run per readable file (tinygrad's rewrites.pkl + profile.pkl pair: one run); says what it skipped.
+  Returns how many files could not be opened."""
   bad = 0
-  for path in files:
-    try: trace = load(path)
+  for group in group_paths(files):
+    path = " + ".join(group)
+    try: trace = load_group(group)
     except (OSError, TraceError) as e:
       print(f"tinyviz: {path}: {e}", file=sys.stderr)
       bad += 1
       continue
-    run = Run.from_trace(hub.new_run_id(), os.path.abspath(path), trace)
+    run = Run.from_trace(hub.new_run_id(), os.path.abspath(group[0]), trace)
+    if len(group) > 1: run.name = " + ".join(os.path.basename(p) for p in group)
     hub.add_run(run)
     note = f", {len(trace.warnings)} warnings (listed in the page)" if trace.warnings else ""
     print(f"tinyviz: run {run.id}: {path} ({trace.kind}, {run.n_events} events{note})", file=sys.stderr)
