@@ -235,3 +235,31 @@ def test_zero_size_cat_gather_pad(dev):
 def test_gather_errors():
   with pytest.raises(RuntimeError, match="index"): Tensor.ones(4, 5).gather(0, Tensor([1]))
   with pytest.raises(RuntimeError, match="index"): Tensor.ones(2, 1).gather(0, Tensor.zeros(3, 4, dtype=dtypes.int32))
+
+SET_CASES = {
+  "one tensor": lambda a, b: (a[:, 0],),
+  "two tensors and a slice": lambda a, b: (a, slice(None), b[:1]),
+  "int, list and None": lambda a, b: (1, [0, 3], None),
+  "ellipsis": lambda a, b: (Ellipsis, b),
+}
+@pytest.mark.parametrize("case", list(SET_CASES))
+def test_advanced_setitem(dev, case):
+  x = rnd(3, 4, 5)
+  a, b = np.array([[0], [2]]), np.array([1, 3])
+  t, tt = Tensor(x, device=dev).contiguous().realize(), torch.tensor(x)
+  ix = SET_CASES[case](Tensor(a.astype(np.int32), device=dev), Tensor(b.astype(np.int32), device=dev))
+  tix = SET_CASES[case](torch.tensor(a), torch.tensor(b))
+  v = rnd(*tt[tix].shape, seed=5)
+  t[ix] = Tensor(v, device=dev)
+  tt[tix] = torch.tensor(v)
+  np.testing.assert_allclose(t.numpy(), tt.numpy())
+
+def test_advanced_setitem_grad_and_duplicates():
+  x = Tensor(rnd(4, 3), requires_grad=True)
+  y = x * 2
+  y[Tensor([0, 2])] = 0.0
+  y.sum().backward()
+  assert x.grad.numpy().tolist() == [[0] * 3, [2] * 3, [0] * 3, [2] * 3]
+  t = Tensor.zeros(5).contiguous().realize()
+  t[Tensor([1, 1, 3])] = Tensor([1.0, 2.0, 3.0])  # a place named twice keeps the last value
+  assert t.numpy().tolist() == [0, 2, 0, 3, 0]

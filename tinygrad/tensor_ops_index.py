@@ -307,15 +307,27 @@ class IndexOps:
       pad = tuple((start, self.shape[d] - start - v.shape[d]) if k == d else None for k in range(self.ndim))
       v, ones = v.pad(pad), ones.pad(pad)
     return v, ones
+  def _scatter_items(self: Tensor, v: Tensor, indices) -> Tensor:
+    """self with v (shaped like self[indices]) written where self[indices] reads: the same indexing applied to the
+    1-based flat positions says where each value goes (0: out of range, nowhere); a one-hot over them places it."""
+    n = self.numel()
+    dest = (type(self).arange(1, n + 1, device=self.device).reshape(self.shape)[indices]).flatten()  # (J,)
+    hit = dest.unsqueeze(1) == type(self).arange(1, n + 1, device=self.device).unsqueeze(0)  # (J, n)
+    j = type(self).arange(dest.numel(), device=self.device).unsqueeze(1)
+    last = hit & (j == hit.where(j, -1).max(0, keepdim=True))  # the last writer of each place
+    vals = last.where(v.flatten().unsqueeze(1), v.zeros_like().flatten().unsqueeze(1)).sum(0, dtype=self.dtype)
+    return hit.any(0).reshape(self.shape).where(vals.reshape(self.shape), self)
   def __setitem__(self: Tensor, indices, v) -> None:
-    """t[idx] = v with int, slice, None and ... indices: in place (an assign) on a realized tensor, as in tinygrad."""
+    """t[idx] = v with int, slice, None, ... and tensor/list indices: in place (an assign) on a realized tensor, as in
+    tinygrad. With tensor indices a place named twice gets the last value written there."""
     idx = indices if isinstance(indices, tuple) else (indices,)
-    if any(isinstance(i, (type(self), list)) for i in idx): raise NotImplementedError("setitem with tensor indices is not supported; use scatter")
     if isinstance(v, type(self)) and v.dtype != self.dtype: raise RuntimeError(f"setitem dtype mismatch: tensor is {self.dtype}, value is {v.dtype}")
     view = self[indices]  # checks the indices and gives the target shape
     vt = (v if isinstance(v, type(self)) else type(self).full((), v, self.dtype, self.device))._broadcast_to(view.shape)
-    placed, mask = self._place(vt, indices)
-    out = mask.where(placed, self)
+    if any(isinstance(i, (type(self), list, tuple)) for i in idx): out = self._scatter_items(vt, indices)
+    else:
+      placed, mask = self._place(vt, indices)
+      out = mask.where(placed, self)
     # a realized tensor (or one with an assign pending) is written in place; a lazy one just gets the new graph
     if (self.uop.op is Ops.ASSIGN or is_contiguous_view(self.uop)) and not self.requires_grad: self.assign(out)
     else: self.replace(out)
