@@ -76,6 +76,9 @@ def _tensor_call(fn):
   wrapper.__name__, wrapper.__doc__, wrapper.__wrapped__ = name, fn.__doc__, fn  # type: ignore[attr-defined]
   return wrapper
 
+class MatmulShapeError(ValueError, RuntimeError):
+  """Operands matmul can't multiply: a ValueError, and the RuntimeError tinygrad (and torch) raise there."""
+
 class _NoGrad:
   """Sets Tensor.no_grad for a block or a decorated function, restoring it after."""
   def __init__(self, mode: bool): self.mode = mode
@@ -622,6 +625,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def idiv(self, x, reverse=False) -> Tensor:
     a, b = self._broadcasted(x, reverse)
     if not dtypes.is_int(a.dtype): raise DTypeError(f"idiv needs integer tensors, got {a.dtype}")
+  def short(self) -> Tensor: return self.cast(dtypes.int16)
     return a._alu(Ops.IDIV, b)
   def __floordiv__(self, y) -> Tensor: return self._floordiv(y, False)
   def __rfloordiv__(self, y) -> Tensor: return self._floordiv(y, True)
@@ -861,21 +865,23 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return tri.where(y, 0).sum(-1, dtype=self.dtype).transpose(a, -1)
 
   # ----- matmul
-  def dot(self, w: Tensor) -> Tensor:
-    if self.ndim == 0 or w.ndim == 0: raise ValueError(f"matmul needs at least 1-d tensors, got {self.shape} and {w.shape}")
+  def dot(self, w: Tensor, dtype: DType | str | None = None) -> Tensor:
+    """self @ w; dtype is the result's (and the accumulation's) dtype, by default the operands' common one."""
+    if self.ndim == 0 or w.ndim == 0: raise MatmulShapeError(f"matmul needs at least 1-d tensors, got {self.shape} and {w.shape}")
     x, wt = self, w
     if x.device != wt.device: raise ValueError(f"matmul of tensors on different devices: {x.device} and {wt.device}")
     k = x.shape[-1]
     kw = wt.shape[-2] if wt.ndim > 1 else wt.shape[0]
-    if k != kw: raise ValueError(f"matmul shape mismatch: {self.shape} @ {w.shape} (inner dims {k} != {kw})")
+    if k != kw: raise MatmulShapeError(f"matmul shape mismatch: {self.shape} @ {w.shape} (inner dims {k} != {kw})")
     dt = least_upper_dtype(x.dtype, wt.dtype)
     x, wt = x.cast(dt), wt.cast(dt)
     xr = x.reshape(x.shape[:-1] + (1,) * min(wt.ndim - 1, 1) + (k,))
     wr = wt.reshape(wt.shape[:-2] + (1,) * min(x.ndim - 1, 1) + wt.shape[-2:]).transpose(-1, -2) if wt.ndim > 1 else wt
-    return (xr * wr).sum(-1, dtype=dt)
-  def matmul(self, w: Tensor) -> Tensor: return self.dot(w)
-  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    x = self.mul(weight) if weight.ndim == 1 else self.dot(weight)
+    return (xr * wr).sum(-1, dtype=dt if dtype is None else to_dtype(dtype))
+  def matmul(self, x: Tensor, reverse: bool = False, dtype: DType | str | None = None) -> Tensor:
+    return x.dot(self, dtype) if reverse else self.dot(x, dtype)
+  def linear(self, weight: Tensor, bias: Tensor | None = None, dtype: DType | str | None = None) -> Tensor:
+    x = self.mul(weight) if weight.ndim == 1 else self.dot(weight, dtype)
     return x + bias if bias is not None else x
   @staticmethod
   def einsum(formula: str, *operands, dtype: DType | str | None = None) -> Tensor:
