@@ -300,13 +300,13 @@ class Importer:
       if isinstance(ret, int) and not isinstance(ret, bool): args["bytes"] = ret
       elif isinstance(ret, str): args["metadata"] = ret[:ARG_MAX]
       ctx = ctx or next((c for k in keys if isinstance(k, (str, bytes)) and (c := self.ctx_by_key.get(k)) is not None), None)
-    if ctx is not None: shown, args["ctx"] = ctx[1], ctx[0]  # named after its context, as tinygrad shows it
+    if ctx is not None: args["ctx"] = ctx[0]  # the context it made (tinygrad's viewer names the span after it)
     diff = diffs.get(dev, Decimal(0))
     if kid is not None:
       args["kernel"] = kid
       self.kernel_device.setdefault(kid, dev)
     cat = "kernel" if kid is not None else "copy" if "COPY" in dev or " -> " in shown or shown == "copy" \
-      else "tinygrad" if dev in ("TINY", "USER") else "graph" if dev.endswith("Graph") else "kernel"
+      else "codegen" if dev == "TINY" else "tensor" if dev == "USER" else "graph" if dev.endswith("Graph") else "kernel"
     self.events.append(Span(dev, shown, _us_to_ns(st + diff), _us_to_ns(en + diff), cat, args))
 
   def range_event(self, e: Stub, diffs: dict[str, Decimal]) -> None:
