@@ -179,8 +179,10 @@ class Importer:
     name = _get(key, "display_name", 0)
     name = ansistrip(name) if isinstance(name, str) else self.text(key)
     names = [_get(r, "name") for r in group] if isinstance(group, list) else []
-    kind = "kernel" if "linearize/render" in names or any(isinstance(k, bytes) for k in (_get(key, "keys", 1) or ())) and \
-      any(isinstance(k, Stub) for k in (_get(key, "keys", 1) or ())) else "schedule" if name.startswith(("Schedule", "Callify")) else "user"
+    keys = _get(key, "keys", 1) or ()
+    # a codegen context: it renders (0.14), or is keyed by its program's key (bytes), the link from the device's spans
+    kind = "kernel" if "linearize/render" in names or any(isinstance(k, bytes) for k in keys) \
+      else "schedule" if name.startswith(("Schedule", "Callify")) else "user"
     tb = _get(key, "tb", 3)
     loc: tuple[str, int] = ("", 0)
     if isinstance(tb, (list, tuple)):  # the innermost frame outside tinygrad itself: the user's line that asked for this

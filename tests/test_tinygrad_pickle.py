@@ -215,3 +215,49 @@ def test_truncated_and_damaged_pickles_are_clear_errors():
   data = gzip.decompress(Path(pair("matmul")[1]).read_bytes())
   with pytest.raises(TraceError, match="pickle"): parse(data[: len(data) // 2])
   with pytest.raises(TraceError): load_group([pair("matmul")[0], str(FIX.parent / "torch_cpu_trace.json")])
+
+# *** a tinygrad whose classes differ (its main branch moves fields and ops): read by name, warnings, no traceback ***
+
+def _fake_tinygrad_pickle(objs_fn):
+  """Pickles what objs_fn builds from look-alike classes in modules named `tinygrax.*`, then renames them `tinygrad.*`
+  (same length: the pickle's framing stays valid): a file as another tinygrad would write it, without that tinygrad."""
+  import dataclasses, enum
+  mods = {n: types.ModuleType(n) for n in ("tinygrax", "tinygrax.uop", "tinygrax.uop.ops", "tinygrax.dtype", "tinygrax.helpers")}
+  def put(mod, cls):
+    cls.__module__, cls.__qualname__ = mod, cls.__name__
+    setattr(mods[mod], cls.__name__, cls)
+    return cls
+  Ops = put("tinygrax.uop", enum.IntEnum("Ops", {"SINK": 12, "CONST": 900, "ADD": 33}))  # CONST moved: not 0.14's number
+  DType = put("tinygrax.dtype", dataclasses.make_dataclass("DType", ["priority", "bitsize", "name", "fmt", "count", ("vcount", int, 1)], frozen=True))
+  TracingKey = put("tinygrax.helpers", dataclasses.make_dataclass("TracingKey", ["display_name", ("keys", tuple, ()), ("ret", object, None)]))
+  TGR = put("tinygrax.uop.ops", dataclasses.make_dataclass("TrackedGraphRewrite", ["loc", "sink", "matches", "name", "depth", "bottom_up", "new_flag"]))
+  RT = put("tinygrax.uop.ops", dataclasses.make_dataclass("RewriteTrace", ["keys", "rewrites", "uop_fields", "extra"]))
+  PRE = put("tinygrax.helpers", dataclasses.make_dataclass("ProfileRangeEvent", ["device", "name", "st", ("en", object, None), ("profile_key", object, None), ("lane", int, 0)]))
+  PNE = put("tinygrax.helpers", dataclasses.make_dataclass("ProfileNewEvent", ["device"]))
+  sys.modules.update(mods)
+  try: data = pickle.dumps(objs_fn(Ops, DType, TracingKey, TGR, RT, PRE, PNE), protocol=4)
+  finally:
+    for n in mods: del sys.modules[n]
+  return data.replace(b"tinygrax", b"tinygrad")
+
+def test_other_tinygrad_versions_read_with_warnings():
+  f32 = lambda DType: DType(11, 32, "float", "f", 1)
+  rw = _fake_tinygrad_pickle(lambda Ops, DType, TK, TGR, RT, PRE, PNE: RT(
+    [TK("E_4", ("E_4", b"k" * 32))],
+    [[TGR(("/x/tinygrad/codegen/__init__.py", 10), 3, [(2, 4, ("/x/pm.py", 5), 1e-6)], "sym", 0, False, "?")]],
+    {1: (Ops.CONST, f32(DType), (), 1.0, None), 2: (Ops.ADD, f32(DType), (1, 1), None, None), 3: (Ops.SINK, f32(DType), (2,), None),
+     4: (Ops.CONST, f32(DType), (), 2.0, None, "more")}, "extra"))
+  prof = _fake_tinygrad_pickle(lambda Ops, DType, TK, TGR, RT, PRE, PNE: [
+    PRE("NV", TK("E_4"), Decimal("10.5"), Decimal("12.25"), b"k" * 32, 3), PNE("NV")])
+  t = read_both(rw, prof)
+  msgs = " | ".join(str(w) for w in t.warnings)
+  assert "Ops(900) is not in tinygrad 0.14's numbering" in msgs and "ProfileNewEvent" in msgs, msgs
+  assert [(r.name, r.matches) for r in of(t, Rewrite)] == [("sym", [(1, 2, 4)])]
+  assert [u.op for u in of(t, UOpDef) if u.id == 2] == ["ADD"]
+  (s,) = of(t, Span)
+  assert (s.track, s.name, s.start_ns, s.end_ns, s.cat) == ("NV", "E_4", 10_500, 12_250, "kernel")
+  assert of(t, Kernel)[0].id == s.args["kernel"]
+
+def read_both(*blobs):
+  from profiler.tinygrad_import import read_pickles
+  return read_pickles([(f"file{i}", b) for i, b in enumerate(blobs)])
