@@ -7,6 +7,10 @@ def summary(args: list[str]) -> int:
   from profiler.summary import main as summary_main
   return summary_main(args)
 
+def compare(args: list[str]) -> int:
+  from profiler.compare import main as compare_main
+  return compare_main(args)
+
 def export(args: list[str]) -> int:
   """tinyviz export FILE --chrome OUT (FILE: one trace, or tinygrad's rewrites.pkl and profile.pkl of one run)"""
   from profiler.chrome import write_chrome
@@ -79,10 +83,11 @@ def status(args: list[str]) -> int:
   print(json.dumps({k: st[k] for k in ("pid", "url")}))
   return 0
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "export": export, "serve": serve_cmd, "stop": stop,
+COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "compare": compare, "export": export, "serve": serve_cmd, "stop": stop,
                                                    "status": status}
 USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser]   serve saved traces in the browser
        tinyviz summary FILE [FILE2]                             top kernels and totals per device
+       tinyviz compare A B [--json]                             two runs kernel by kernel: count, total, mean, self, B - A
        tinyviz export FILE [FILE2] --chrome OUT.json[.gz]       the timeline for Perfetto / chrome://tracing
        (FILE: ours, Chrome JSON, or real tinygrad's rewrites.pkl.USER / profile.pkl.USER; those two make one run)
        tinyviz serve [FILE...] [--state-file P] [--idle-exit S] the server VIZ=1 scripts stream to
