@@ -138,17 +138,17 @@ def check_depth(root: Any, limit: int = PICKLE_MAX_DEPTH) -> None:
   """Refuses an object graph nested deeper than limit (walked without recursion, each object once: shared parts of
   a DAG are not walked again, so a small file that expands exponentially costs no more than its size)."""
   seen: set[int] = set()
+  nested = (list, tuple, set, frozenset, dict, Stub)
   stack: list[tuple[Any, int]] = [(root, 0)]
   while stack:
     o, d = stack.pop()
     if d > limit: raise UnsafePickle(f"refused: objects nested deeper than {limit}")
     if id(o) in seen: continue
-    if isinstance(o, (list, tuple, set, frozenset)): kids: Any = o
-    elif isinstance(o, dict): kids = [*o.keys(), *o.values()]
-    elif isinstance(o, Stub): kids = [o._args, o._kwargs, o._state, o._items, o._dictitems]
-    else: continue
     seen.add(id(o))
-    stack.extend((k, d + 1) for k in kids)
+    if isinstance(o, dict): kids: Any = [*o.keys(), *o.values()]
+    elif isinstance(o, Stub): kids = (o._args, o._kwargs, o._state, o._items, o._dictitems)
+    else: kids = o
+    stack.extend([(k, d + 1) for k in kids if isinstance(k, nested) and id(k) not in seen])  # atoms nest nothing
 
 def loads(data: bytes) -> tuple[Any, dict[tuple[str, str], type]]:
   """The file's object (built of builtins and stand-ins) and the class names it stood in for. Raises UnsafePickle

@@ -55,10 +55,14 @@ def _get(o: Any, name: str, pos: int | None = None, default: Any = None) -> Any:
   if pos is not None and pos < len(o._args): return o._args[pos]
   return default
 
+# a time of 10^15 us (~31 years) or more is damage (and int() of Decimal("1e999999999") would not end)
+
 def _dec(v: Any) -> Decimal | None:
-  if isinstance(v, Decimal): return v if v.is_finite() else None
-  if isinstance(v, (int, float)) and not isinstance(v, bool): return Decimal(v)
-  return None
+  """A time in microseconds, or None when it is not a finite number of a sane size."""
+  if isinstance(v, bool) or not isinstance(v, (Decimal, int, float)): return None
+  if isinstance(v, int) and abs(v) >= 1 << 64: return None
+  d = v if isinstance(v, Decimal) else Decimal(v)
+  return d if d.is_finite() and (d.is_zero() or d.adjusted() < 15) else None  # adjusted(): no arithmetic that could overflow
 
 def _us_to_ns(v: Decimal) -> int: return int(v * 1000)
 
@@ -346,15 +350,12 @@ class Importer:
     elif name == "exec": pass  # which buffers a kernel run touched: tinygrad's memory view; the run itself is its span
     else: self.skip(f"profile point {name!r}")
 
-def _find_source(table: dict, root: Any, imp: Importer, limit: int = 200) -> str | None:
-  """The code of the first SOURCE uop within `limit` nodes under root (a PROGRAM's sources hold it)."""
-  seen, stack = set(), [root]
-  while stack and len(seen) < limit:
-    u = stack.pop()
-    if u in seen or not isinstance(row := table.get(u), tuple) or len(row) < 4: continue
-    seen.add(u)
-    if isinstance(row[0], Stub) and imp.enum(row[0]) == "Ops.SOURCE" and isinstance(row[3], str): return row[3]
-    if isinstance(row[2], tuple): stack.extend(reversed(row[2]))
+def _find_source(table: dict, root: Any, imp: Importer) -> str | None:
+  """The code of a SOURCE uop that is root or one of its sources (a PROGRAM holds its rendered code so)."""
+  row = table.get(root)
+  for u in ([root, *row[2]] if isinstance(row, tuple) and len(row) >= 4 and isinstance(row[2], tuple) else []):
+    r = table.get(u)
+    if isinstance(r, tuple) and len(r) >= 4 and isinstance(r[0], Stub) and isinstance(r[3], str) and imp.enum(r[0]) == "Ops.SOURCE": return r[3]
   return None
 
 def _source_on_disk(path: str, line: int) -> str:

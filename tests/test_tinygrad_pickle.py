@@ -251,6 +251,8 @@ def test_other_tinygrad_versions_read_with_warnings():
     PRE("NV", TK("E_4"), Decimal("10.5"), Decimal("12.25"), b"k" * 32, 3), PNE("NV")])
   t = read_both(rw, prof)
   msgs = " | ".join(str(w) for w in t.warnings)
+  bad = _fake_tinygrad_pickle(lambda Ops, DType, TK, TGR, RT, PRE, PNE: [PRE("NV", "x", Decimal("1e999999999"), Decimal("1e999999999"))])
+  assert "profile range without a device or start" in str(read_both(bad).warnings)  # a time no int() could finish
   assert "Ops(900) is not in tinygrad 0.14's numbering" in msgs and "ProfileNewEvent" in msgs, msgs
   assert [(r.name, r.matches) for r in of(t, Rewrite)] == [("sym", [(1, 2, 4)])]
   assert [u.op for u in of(t, UOpDef) if u.id == 2] == ["ADD"]
