@@ -97,7 +97,8 @@ def read_chunks(chunks: Iterator[bytes]) -> Trace:
   head, chunks = _peek(chunks, 400)
   if not head or head.isspace(): raise TraceError("empty trace" + (f" ({pre[0]})" if pre else ""))
   if is_pickle(head):  # tinygrad's own VIZ/PROFILE files: a pickle is read whole (it cannot be read in pieces)
-    trace = read_pickles([("pickle", b"".join(chunks))])
+    try: trace = read_pickles([("pickle", b"".join(chunks))])
+    except TraceError as e: raise TraceError(f"{e}" + (f" ({pre[0]})" if pre else "")) from None  # e.g. cut at the size limit
     trace.warnings[:0] = pre
     return trace
   read = read_jsonl_chunks if is_jsonl_trace(head) else read_chrome_chunks

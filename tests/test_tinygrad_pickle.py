@@ -211,6 +211,13 @@ def test_allocation_bombs_and_deep_nesting_refused():
   wide = b"\x80\x02]q\x00" + b"h\x00h\x00\x86q\x00" * 60 + b"."
   loads(wide)
 
+def test_size_limit_names_itself(tmp_path, monkeypatch):
+  big = tmp_path / "rewrites.pkl.big"
+  big.write_bytes(pickle.dumps(["x" * 1000] * 1 + [bytes(2 << 20)]))
+  monkeypatch.setenv("TINYVIZ_MAX_TRACE_MB", "1")
+  with pytest.raises(TraceError, match="TINYVIZ_MAX_TRACE_MB=1"): load(str(big))
+  with pytest.raises(TraceError, match="TINYVIZ_MAX_TRACE_MB=1"): load_group([str(big), pair("matmul")[1]])
+
 def test_truncated_and_damaged_pickles_are_clear_errors():
   data = gzip.decompress(Path(pair("matmul")[1]).read_bytes())
   with pytest.raises(TraceError, match="pickle"): parse(data[: len(data) // 2])
