@@ -47,8 +47,9 @@ class BatchNorm:
   running ones; otherwise the running statistics are used."""
   def __init__(self, sz: int, eps: float = 1e-5, affine: bool = True, track_running_stats: bool = True, momentum: float = 0.1):
     self.eps, self.track_running_stats, self.momentum = eps, track_running_stats, momentum
-    self.weight: Tensor | None = Tensor.ones(sz) if affine else None
-    self.bias: Tensor | None = Tensor.zeros(sz) if affine else None
+    # requires_grad=True: a constant init is a UOp every same-shaped constant shares; a parameter needs its own buffer
+    self.weight: Tensor | None = Tensor.ones(sz, requires_grad=True) if affine else None
+    self.bias: Tensor | None = Tensor.zeros(sz, requires_grad=True) if affine else None
     self.num_batches_tracked = Tensor.zeros(1, dtype=dtypes.int32, requires_grad=False)
     if track_running_stats: self.running_mean, self.running_var = Tensor.zeros(sz, requires_grad=False), Tensor.ones(sz, requires_grad=False)
   def __call__(self, x: Tensor) -> Tensor:
@@ -69,8 +70,8 @@ class LayerNorm:
   def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
     self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     self.axis, self.eps = tuple(-1 - i for i in range(len(self.normalized_shape))), eps
-    self.weight = Tensor.ones(*self.normalized_shape) if elementwise_affine else None
-    self.bias = Tensor.zeros(*self.normalized_shape) if elementwise_affine else None
+    self.weight = Tensor.ones(*self.normalized_shape, requires_grad=True) if elementwise_affine else None
+    self.bias = Tensor.zeros(*self.normalized_shape, requires_grad=True) if elementwise_affine else None
   def __call__(self, x: Tensor) -> Tensor:
     if x.shape[-len(self.normalized_shape):] != self.normalized_shape: raise ValueError(f"LayerNorm{self.normalized_shape} got input of shape {x.shape}")
     x = x.layernorm(self.axis, self.eps)
@@ -85,8 +86,8 @@ class GroupNorm:
   def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
     if num_channels % num_groups: raise ValueError(f"GroupNorm: {num_channels} channels don't split into {num_groups} groups")
     self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
-    self.weight: Tensor | None = Tensor.ones(num_channels) if affine else None
-    self.bias: Tensor | None = Tensor.zeros(num_channels) if affine else None
+    self.weight: Tensor | None = Tensor.ones(num_channels, requires_grad=True) if affine else None
+    self.bias: Tensor | None = Tensor.zeros(num_channels, requires_grad=True) if affine else None
   def __call__(self, x: Tensor) -> Tensor:
     if x.ndim < 2 or x.shape[1] != self.num_channels: raise ValueError(f"GroupNorm({self.num_channels}) got input of shape {x.shape}")
     x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape)
@@ -101,7 +102,7 @@ class InstanceNorm(GroupNorm):
 class RMSNorm:
   def __init__(self, dim: int, eps: float = 1e-6, elementwise_affine: bool = True):
     self.eps = eps
-    self.weight: Tensor | None = Tensor.ones(dim) if elementwise_affine else None
+    self.weight: Tensor | None = Tensor.ones(dim, requires_grad=True) if elementwise_affine else None
   def __call__(self, x: Tensor) -> Tensor:
     y = x * (x.square().mean(-1, keepdim=True) + self.eps).rsqrt()
     return y if self.weight is None else y * self.weight
@@ -112,8 +113,8 @@ class LSTMCell:
     bound = 1 / math.sqrt(hidden_size)
     self.weight_ih = Tensor.uniform(hidden_size * 4, input_size, low=-bound, high=bound)
     self.weight_hh = Tensor.uniform(hidden_size * 4, hidden_size, low=-bound, high=bound)
-    self.bias_ih: Tensor | None = Tensor.zeros(hidden_size * 4) if bias else None
-    self.bias_hh: Tensor | None = Tensor.zeros(hidden_size * 4) if bias else None
+    self.bias_ih: Tensor | None = Tensor.zeros(hidden_size * 4, requires_grad=True) if bias else None
+    self.bias_hh: Tensor | None = Tensor.zeros(hidden_size * 4, requires_grad=True) if bias else None
   def __call__(self, x: Tensor, hc: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
     if hc is None: hc = (Tensor.zeros(x.shape[0], self.weight_hh.shape[1], dtype=x.dtype, device=x.device),) * 2
     gates = x.linear(self.weight_ih.T, self.bias_ih) + hc[0].linear(self.weight_hh.T, self.bias_hh)

@@ -81,9 +81,12 @@ def split_sources(srcs: list[str], parts: int) -> list[list[str]]:
   return out
 
 @functools.cache
-def compiler_works() -> bool:
-  try: compile_c("int tinyviz_probe(void) { return 1; }"); return True
-  except (CompileError, OSError): return False
+def compiler_problem() -> str | None:
+  """Why the CPU device can't build kernels here (no compiler, a compiler that fails, a kernel cache folder it can't
+  write), in one line; None when a probe kernel compiles."""
+  try: compile_c("int tinyviz_probe(void) { return 1; }"); return None
+  except (CompileError, OSError) as e: return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+def compiler_works() -> bool: return compiler_problem() is None
 
 class CPUDevice:
   renderer = CStyleRenderer()
