@@ -48,9 +48,14 @@ class IndexOps:
     # (..., i, j): x[j] equals the running max at i and j <= i; the largest such j
     hit = (x.unsqueeze(-2) == vals.unsqueeze(-1)) & type(self).ones(n, n, dtype=dtypes.bool, device=self.device).tril()
     idx = hit.where(type(self).arange(n, device=self.device).reshape(1, n), -1).max(-1).cast(dtypes.int32)
-    if dtypes.is_float(self.dtype):  # the value read at idx: its gradient goes to that one element, as torch's does
-      vals = (idx.unsqueeze(-1) == type(self).arange(n, device=self.device)).where(x.unsqueeze(-2), 0).sum(-1)
-    return vals.transpose(a, -1), idx.transpose(a, -1)
+    out = vals.transpose(a, -1)
+    # the gradient of out[i] goes to x[idx[i]] alone, as torch's does (the max's own rule would split it among ties)
+    def vjp(g: Tensor) -> tuple[Tensor]:
+      pick = idx.unsqueeze(-1) == type(self).arange(n, device=self.device)  # (..., i, j)
+      return (pick.where(g.transpose(a, -1).unsqueeze(-1), 0).sum(-2).transpose(a, -1),)
+    from tinygrad.gradient import custom_vjp
+    custom_vjp[out.uop] = ((self.uop,), vjp)
+    return out, idx.transpose(a, -1)
 
   # ----- sorting: each element's rank is a count of comparisons; a one-hot of ranks moves it into place
   def _ranks(self: Tensor, dim: int, descending: bool) -> Tensor:
