@@ -61,14 +61,14 @@ export class Renderer {
       g.fillStyle = THEME.grid; g.fillRect(LABEL_W, y + r.h - 1, plotW, 1);
     }
     this.drawMarkers(v, k, plotW);
-    this.drawFlows(v, k, top, plotW);
+    const nflows = this.drawFlows(v, k, top, plotW);
     this.drawArea(v, k, top);
     this.drawSelected(v, k, top);
     g.restore();
     this.drawLabels(rows, top, bottom, v);
     g.restore();
     this.drawRuler(ruler, v, k, plotW);
-    return { ms: performance.now() - t0ms, rects: nrects };
+    return { ms: performance.now() - t0ms, rects: nrects, flows: nflows };
   }
 
   drawTrack(r, y, v, k) {
@@ -169,10 +169,11 @@ export class Renderer {
     }
   }
 
-  /** Flow arrows (Chrome's s/t/f events) between the spans they attach to; at most MAX_FLOWS per frame. */
+  /** Flow arrows (Chrome's s/t/f events) between the spans they attach to; at most MAX_FLOWS per frame. Returns
+   * how many arrow segments it drew (both ends on a shown track). */
   drawFlows(v, k, top, plotW) {
     const m = v.model;
-    if (!m.flows.length) return;
+    if (!m.flows.length) return 0;
     const g = this.g, rowOf = new Map();
     for (const r of m.rows ?? []) if (r.kind === "track") rowOf.set(r.track.id, r);
     const yOf = (p) => {
@@ -180,7 +181,7 @@ export class Renderer {
       return r && r.track.chunk ? r.y - top + TRACK_PAD + m.laneOfTime(r.track, p.t) * LANE_H + LANE_H / 2 : null;
     };
     g.strokeStyle = THEME.flow; g.fillStyle = THEME.flow; g.lineWidth = 1.2;
-    let drawn = 0;
+    let drawn = 0, segs = 0;
     for (const a of m.flows) {
       if (a.t1 < v.vp.t0 || a.t0 > v.vp.t1) continue;
       if (++drawn > MAX_FLOWS) break;
@@ -190,8 +191,10 @@ export class Renderer {
         const x0 = LABEL_W + (p.t - v.vp.t0) * k, x1 = LABEL_W + (q.t - v.vp.t0) * k, bend = Math.max(Math.min((x1 - x0) / 2, 60), 12);
         g.beginPath(); g.moveTo(x0, y0); g.bezierCurveTo(x0 + bend, y0, x1 - bend, y1, x1, y1); g.stroke();
         g.beginPath(); g.moveTo(x1, y1); g.lineTo(x1 - 6, y1 - 3.5); g.lineTo(x1 - 6, y1 + 3.5); g.closePath(); g.fill();
+        segs++;
       }
     }
+    return segs;
   }
 
   drawArea(v, k, top) {
