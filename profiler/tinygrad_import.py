@@ -86,11 +86,20 @@ class Importer:
     spans_at = len(self.events)
     if prof is not None: self.profile(prof)
     for kid, k in self.kernels.items(): k.device = self.kernel_device.get(kid, k.device)
+    self.context_times()
     self.events[spans_at:spans_at] = list(self.kernels.values())  # kernels before the spans that refer to them
     for what, n in sorted(self.unmapped.items()): self.w.add(f"tinygrad: {n} x {what} not mapped; skipped")
     for e in sorted(self.enum_misfit): self.w.add(f"tinygrad: {e}")
     meta = {"tinygrad": [k for k, v in (("rewrites", rw), ("profile", prof)) if v is not None]}
     return Trace(self.events, self.w.done(), "tinygrad", meta)
+
+  def context_times(self) -> None:
+    """A context's start and end: those of the span that made it (the rewrites file alone has no times)."""
+    made: dict[int, Span] = {}
+    for e in self.events:
+      if type(e) is Span and isinstance(c := e.args.get("ctx"), int): made.setdefault(c, e)
+    for e in self.events:
+      if type(e) in (ContextBegin, ContextEnd) and (s := made.get(e.id)) is not None: e.ts_ns = s.start_ns if type(e) is ContextBegin else s.end_ns
 
   # *** values: enums, dtypes, args as text ***
 
