@@ -43,10 +43,24 @@ def _server_args(prog: str, files_required: bool) -> argparse.ArgumentParser:
   return p
 
 def view(args: list[str]) -> int:
-  """tinyviz FILE... [--port N] [--host H] [--no-browser]: serves saved traces until Ctrl+C."""
+  """tinyviz FILE... [--port N] [--host H] [--no-browser] [--merge]: serves saved traces until Ctrl+C."""
   from viz.server.serve import Options, serve
-  a = _server_args("tinyviz", True).parse_args(args)
-  return serve(Options(a.files, a.host, a.port, not a.no_browser))
+  p = _server_args("tinyviz", True)
+  p.add_argument("--merge", action="store_true", help="show the files as one run on one clock, each process's tracks under it")
+  a = p.parse_args(args)
+  if not a.merge: return serve(Options(a.files, a.host, a.port, not a.no_browser))
+  import shutil, tempfile
+  from profiler.merge import main as merge_main
+  d = tempfile.mkdtemp(prefix="tinyviz-merge-")  # 0700, ours; gone when the viewer stops
+  try:
+    out = os.path.join(d, "merged.tinyviz.jsonl")
+    if (rc := merge_main([*a.files, "-o", out])) != 0: return rc
+    return serve(Options([out], a.host, a.port, not a.no_browser))
+  finally: shutil.rmtree(d, ignore_errors=True)
+
+def merge(args: list[str]) -> int:
+  from profiler.merge import main as merge_main
+  return merge_main(args)
 
 def serve_cmd(args: list[str]) -> int:
   """tinyviz serve [FILE...]: the server VIZ=1 scripts stream to (VIZ=1 starts it by itself when none runs)."""
@@ -83,11 +97,12 @@ def status(args: list[str]) -> int:
   print(json.dumps({k: st[k] for k in ("pid", "url")}))
   return 0
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "compare": compare, "export": export, "serve": serve_cmd, "stop": stop,
+COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "compare": compare, "merge": merge, "export": export, "serve": serve_cmd, "stop": stop,
                                                    "status": status}
-USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser]   serve saved traces in the browser
+USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser] [--merge]   serve saved traces in the browser
        tinyviz summary FILE [FILE2]                             top kernels and totals per device
        tinyviz compare A B [--json]                             two runs kernel by kernel: count, total, mean, self, B - A
+       tinyviz merge A B ... -o OUT                             several processes' traces as one run on one clock
        tinyviz export FILE [FILE2] --chrome OUT.json[.gz]       the timeline for Perfetto / chrome://tracing
        (FILE: ours, Chrome JSON, or real tinygrad's rewrites.pkl.USER / profile.pkl.USER; those two make one run)
        tinyviz serve [FILE...] [--state-file P] [--idle-exit S] the server VIZ=1 scripts stream to
