@@ -79,6 +79,9 @@ def _tensor_call(fn):
 class MatmulShapeError(ValueError, RuntimeError):
   """Operands matmul can't multiply: a ValueError, and the RuntimeError tinygrad (and torch) raise there."""
 
+class ShapeError(ValueError, RuntimeError):
+  """A reshape or permute argument that can't apply: a ValueError, and the RuntimeError tinygrad (and torch) raise."""
+
 class _NoGrad:
   """Sets Tensor.no_grad for a block or a decorated function, restoring it after."""
   def __init__(self, mode: bool): self.mode = mode
@@ -404,7 +407,10 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def _mv(self, op: Ops, arg: Any) -> Tensor: return self._new(UOp(op, self.dtype, (self.uop,), arg))
   def reshape(self, shape, *args) -> Tensor:
     new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,) + args
-    if new.count(-1) > 1: raise ValueError(f"reshape: only one dimension can be -1, got {new}")
+    if None in new:  # tinygrad's "keep this dim"
+      if len(new) > self.ndim: raise ShapeError(f"reshape: None keeps a dim, but {new} has more entries than shape {self.shape}")
+      new = tuple(self.shape[i] if d is None else d for i, d in enumerate(new))
+    if new.count(-1) > 1: raise ShapeError(f"reshape: only one dimension can be -1, got {new}")
     if -1 in new:
       rest = prod(d for d in new if d != -1)
       if rest == 0 or self.numel() % rest: raise ValueError(f"reshape: cannot infer -1 reshaping {self.shape} to {new}")
@@ -416,7 +422,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def permute(self, order, *args) -> Tensor:
     o = tuple(order) if isinstance(order, (tuple, list)) else (order,) + args
     o = tuple(normalize_axis(a, self.ndim) for a in o)
-    if sorted(o) != list(range(self.ndim)): raise ValueError(f"permute order {o} is not a permutation of {self.ndim} dims")
+    if sorted(o) != list(range(self.ndim)): raise ShapeError(f"permute order {o} is not a permutation of {self.ndim} dims")
     return self if o == tuple(range(self.ndim)) else self._mv(Ops.PERMUTE, o)
   def expand(self, shape, *args) -> Tensor:
     new = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,) + args
@@ -609,6 +615,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def double(self) -> Tensor: return self.cast(dtypes.float64)
   def int(self) -> Tensor: return self.cast(dtypes.int32)
   def long(self) -> Tensor: return self.cast(dtypes.int64)
+  def short(self) -> Tensor: return self.cast(dtypes.int16)
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
   def _float(self) -> Tensor: return self.cast(least_upper_float(self.dtype))
 
@@ -625,7 +632,6 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def idiv(self, x, reverse=False) -> Tensor:
     a, b = self._broadcasted(x, reverse)
     if not dtypes.is_int(a.dtype): raise DTypeError(f"idiv needs integer tensors, got {a.dtype}")
-  def short(self) -> Tensor: return self.cast(dtypes.int16)
     return a._alu(Ops.IDIV, b)
   def __floordiv__(self, y) -> Tensor: return self._floordiv(y, False)
   def __rfloordiv__(self, y) -> Tensor: return self._floordiv(y, True)
