@@ -1,6 +1,6 @@
 """Tensor: a lazy view of a UOp graph. Nothing runs until realize() (or numpy(), tolist(), item())."""
 from __future__ import annotations
-import functools, math, pathlib, struct, weakref, itertools
+import functools, math, pathlib, struct, sys, weakref, itertools
 from typing import Any, Sequence
 from tinygrad.dtype import DType, DTypeError, dtypes, to_dtype, least_upper_dtype, least_upper_float
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
@@ -104,6 +104,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   _rng_step: dict[str, Tensor] = {}  # per device: a buffer TinyJit bumps before each replay
   _live: _WeakTensors  # every Tensor alive (backward finds the ones that require grad here)
   _pending_assigns: _WeakTensors  # assigns not yet realized: they run with the next realize, as in tinygrad
+  _shared: weakref.WeakSet[UOp]  # buffers that several live tensors took at one realize (an assign copies first)
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dev = Device.canonicalize(device)
@@ -148,7 +149,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     # a leaf built from constants is a hash-consed UOp that identical leaves share: give it its own buffer, so
     # gradients of two Tensor.zeros(3, requires_grad=True) (or two BatchNorms' weights) don't merge
     if v and not any(u.op is Ops.BUFFER for u in self.uop.toposort()):
-      Tensor.realize_all([self], with_pending_assigns=False)
+      Tensor.realize_all([self], with_pending_assigns=False, share=False)
       self._lazy = None  # its constant graph is shared: a use of the same constant elsewhere is not a use of this leaf
     self._requires_grad = v
   @property
@@ -180,10 +181,14 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     Tensor.realize_all([self, *lst])
     return self
   @staticmethod
-  def realize_all(tensors: list[Tensor], with_pending_assigns: bool = True) -> None:
+  def realize_all(tensors: list[Tensor], with_pending_assigns: bool = True, share: bool = True) -> None:
     pending = [t for t in Tensor._pending_assigns if t.uop.op is Ops.ASSIGN] if with_pending_assigns else []
     if with_pending_assigns: Tensor._pending_assigns.clear()
     targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
+    if share:  # another live tensor can hold a target only if something besides these tensors refers to it (a cheap test
+      holders: dict[int, set[int]] = {}  # that spares the walk over every live tensor below, nearly always)
+      for t in [*tensors, *pending]: holders.setdefault(id(t.uop), set()).add(id(t))
+      share = any(n > 3 for n in [sys.getrefcount(u) - len(holders[id(u)]) for u in targets])  # 3: targets, u, the call
     if (tr := tracing.tracer) is None:
       items, becomes, _ = cached_schedule(targets)
       run_schedule(items)
@@ -195,10 +200,16 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       tr.span("HOST", f"schedule {len(items)} items{' (cached)' if hit else ''}", st, perf_ns(), "schedule",
               {"kernels": sum(it.kind == "kernel" for it in items), "cached": hit})
       run_schedule(items)
-    # only the tensors realized take the buffers: another tensor with an identical (hash-consed) lazy graph must not
-    # share storage with them, or an in-place assign to one would change the other
-    for t in [*tensors, *pending]:
-      if (nu := becomes.get(t.uop)) is not None: t._lazy, t.uop = t.uop, nu
+    # every live tensor holding a graph that was realized takes its buffer, as tinygrad's becomes_map does: `a, b = t*4,
+    # t*4` are one (hash-consed) UOp, so a.realize() realizes b too. A buffer several tensors took is marked shared, and
+    # an assign to one of them copies it first (see assign), so the others keep their values
+    took: dict[UOp, int] = {}
+    for t in (Tensor._live if share else [*tensors, *pending]):
+      if (nu := becomes.get(t.uop)) is not None:
+        t._lazy, t.uop = t.uop, nu
+        took[nu] = took.get(nu, 0) + 1
+    for nu, n in took.items():
+      if n > 1: Tensor._shared.add(nu)
   def contiguous(self) -> Tensor: return self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)), requires_grad=False)
   def _buffer(self) -> tuple[Buffer, tuple[int, ...]]:
@@ -244,15 +255,24 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     check_divides(self.shape, ax, len(devs))
     return self._new(multi([_copy(shard_piece(self.uop, ax, i, len(devs)), d) for i, d in enumerate(devs)], ax))
   def shard_(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor: self.uop = self.shard(devices, axis).uop; return self
-  def clone(self) -> Tensor: return self.contiguous()
+  def clone(self, device: str | None = None) -> Tensor:
+    """A copy in a buffer of its own (on `device`, default this tensor's): writing to one never changes the other."""
+    d = self.device if device is None else Device.canonicalize(device)
+    if d != self.device: return self.to(d)
+    # a realized tensor is its buffer already (contiguous() of it is a no-op): copy it; anything else computes anew
+    if isinstance(d, str) and is_contiguous_view(self.uop): return self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
+    return self.contiguous()
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place, so a TinyJit replay updates the same memory)."""
     x = x if isinstance(x, Tensor) else Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign shape mismatch: {self.shape} <- {x.shape}")
     if x.device != self.device: raise ValueError(f"assign device mismatch: {self.device} <- {x.device}")
     # the target must be a buffer; realizing it must not run other pending assigns early (readers of old values would miss them)
-    if not is_contiguous_view(self.uop): Tensor.realize_all([self], with_pending_assigns=False)
-    if not is_contiguous_view(self.uop): self.uop = self.contiguous().uop; Tensor.realize_all([self], with_pending_assigns=False)
+    if not is_contiguous_view(self.uop): Tensor.realize_all([self], with_pending_assigns=False, share=False)
+    if not is_contiguous_view(self.uop): self.uop = self.contiguous().uop; Tensor.realize_all([self], with_pending_assigns=False, share=False)
+    # a buffer other tensors took at the same realize (`a, b = t*4, t*4`): this one writes to a copy of its own
+    if self.uop in Tensor._shared and any(t is not self and t.uop is self.uop for t in Tensor._live):
+      self.uop = self.clone().uop; Tensor.realize_all([self], with_pending_assigns=False, share=False)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.cast(self.dtype).uop))
     Tensor._pending_assigns.add(self)
     return self
@@ -747,9 +767,8 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     x = self._float()
     out = (1 + (-x).exp()).reciprocal()
     # its derivative as s*(1-s): the op-by-op one is exp(-x) * (...)^2 = inf * 0 for x below about -88
-    if not Tensor.no_grad:
-      from tinygrad.gradient import custom_vjp
-      custom_vjp[out.uop] = ((x.uop,), lambda g: (g * (s := (1 + (-x).exp()).reciprocal()) * (1 - s),))
+    from tinygrad.gradient import custom_vjp
+    custom_vjp[out.uop] = ((x.uop,), lambda g: (g * (s := (1 + (-x).exp()).reciprocal()) * (1 - s),))
     return out
   def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
   def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
@@ -1058,4 +1077,4 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     x = x * invstd.reshape(shape) if invstd.ndim else x * invstd
     return x + bias.reshape(shape) if bias is not None else x
 
-Tensor._live, Tensor._pending_assigns = _WeakTensors(), _WeakTensors()
+Tensor._live, Tensor._pending_assigns, Tensor._shared = _WeakTensors(), _WeakTensors(), weakref.WeakSet()
