@@ -245,6 +245,16 @@ def test_zero_size(dev):
     o, r = fn(Tensor(z, device=dev)).numpy(), tfn(torch.tensor(z)).numpy()
     assert o.shape == r.shape == (2, 0)
 
+def test_zero_size_losses_and_reductions(dev):
+  z = np.zeros((0, 5), np.float32)
+  x, t = Tensor(z, device=dev), torch.tensor(z)
+  assert np.isnan(x.cross_entropy(x).numpy()) and np.isnan(F.cross_entropy(t, t).numpy())  # a mean over nothing
+  assert np.isnan(x.sigmoid().binary_crossentropy(x).numpy())
+  assert x.binary_crossentropy_logits(x, reduction="sum").item() == 0.0
+  assert x.binary_crossentropy_logits(x, reduction="none").shape == (0, 5)
+  np.testing.assert_array_equal(x.prod(0).numpy(), t.prod(0).numpy())
+  assert x.min(1).shape == x.argmin(1).shape == x.logsumexp(1).shape == (0,)
+
 BAD_DIM = {
   "squeeze": lambda t: t.squeeze(3), "squeeze_0d": lambda t: t[0].sum().squeeze(1), "cumsum": lambda t: t.cumsum(2),
   "cumsum_0d": lambda t: t.sum().cumsum(1), "cumprod": lambda t: t.cumprod(-3), "cumprod_0d": lambda t: t.sum().cumprod(1),
