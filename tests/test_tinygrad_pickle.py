@@ -3,11 +3,11 @@ as one run, rebuild every rewrite as tinygrad's own viz does, put each kernel on
 times; and hostile pickles run nothing. The reference data was written by tinygrad's own code when the fixtures
 were recorded, so no tinygrad is needed here."""
 from __future__ import annotations
-import gzip, io, json, os, pickle, re, subprocess, sys, types
+import gzip, json, os, pickle, re, subprocess, sys, types
 from decimal import Decimal
 from pathlib import Path
 import pytest
-from profiler.events import ContextBegin, Kernel, Marker, Rewrite, Span, UOpDef, PatternDef, Counter
+from profiler.events import ContextBegin, Counter, Kernel, PatternDef, Rewrite, Span, UOpDef
 from profiler.load import group_paths, load, load_group, parse
 from profiler.safe_pickle import UnsafePickle, loads
 from profiler.tracefile import TraceError
@@ -50,7 +50,8 @@ def cli_blocks(name: str) -> list[list[tuple[str, int]]]:
   `<depth spaces>name - match count` (no count when 0)."""
   blocks: list[list[tuple[str, int]]] = []
   for line in gzip.open(FIX / name / "cli.txt.gz").read().decode().splitlines():
-    if re.match(r"\*\*\* .{7} .* tm +\S+/ *[\d.]+ms", line): blocks.append([]); continue  # a span (a step may start "***" too)
+    if re.match(r"\*\*\* .{7} .* tm +\S+/ *[\d.]+ms", line) or line.startswith("--- MARKER "):  # a span (a step may start "***" too)
+      blocks.append([]); continue
     if not blocks or not line.strip() or line.strip() in VIEWS: continue
     m = re.fullmatch(r"( *)(.*?)(?: - (\d+))?", line)
     blocks[-1].append((m.group(2), int(m.group(3) or 0)))
@@ -106,6 +107,12 @@ def test_every_span_on_its_device_track_with_tinygrads_times(name):
     k = kernels[s.args["kernel"]]
     code = next(c["code"] for c, ctx in zip(expected(name)["ctxs"], of(t, ContextBegin)) if ctx.id == k.ctx)
     assert k.src == code and f"void {k.name}(" in k.src and k.device == s.track
+
+def test_markers():
+  from profiler.events import Marker
+  exp = expected("train")["markers"]
+  assert [m["name"] for m in exp] == ["backward done"]
+  assert [(m.name, m.ts_ns) for m in of(both("train"), Marker)] == [(m["name"], int(Decimal(m["ts"]) * 1000)) for m in exp]
 
 def test_multi_device_copy_on_the_second_device():
   t = both("multi_copy")
