@@ -10,7 +10,7 @@ matched UPat location. profile.pkl: [ProfileDeviceEvent, ProfileRangeEvent, Prof
 ...] with Decimal microsecond times: tracks per device (as tinygrad names them), spans, memory counters, markers.
 """
 from __future__ import annotations
-import os, re, struct
+import bisect, os, re, struct
 from decimal import Decimal
 from typing import Any, Iterable
 from profiler.events import ARG_MAX, ContextBegin, ContextEnd, Counter, Event, Kernel, Marker, PatternDef, Rewrite, Span, UOpDef
@@ -100,6 +100,18 @@ class Importer:
       if type(e) is Span and isinstance(c := e.args.get("ctx"), int): made.setdefault(c, e)
     for e in self.events:
       if type(e) in (ContextBegin, ContextEnd) and (s := made.get(e.id)) is not None: e.ts_ns = s.start_ns if type(e) is ContextBegin else s.end_ns
+    # each graph_rewrite is also a TINY span of its name, inside its context's span and in the same order: their times
+    tiny = sorted((e for e in self.events if type(e) is Span and e.track == "TINY"), key=lambda e: e.start_ns)
+    starts = [e.start_ns for e in tiny]
+    by_ctx: dict[int, list[Rewrite]] = {}
+    for e in self.events:
+      if type(e) is Rewrite and e.ctx is not None: by_ctx.setdefault(e.ctx, []).append(e)
+    for cid, span in made.items():
+      i, rws = bisect.bisect_left(starts, span.start_ns), iter(by_ctx.get(cid, []))
+      r = next(rws, None)
+      while r is not None and i < len(tiny) and tiny[i].start_ns <= span.end_ns:
+        if tiny[i].name == r.name: r.start_ns, r.dur_ns, r = tiny[i].start_ns, tiny[i].end_ns - tiny[i].start_ns, next(rws, None)
+        i += 1
 
   # *** values: enums, dtypes, args as text ***
 

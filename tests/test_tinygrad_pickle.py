@@ -108,6 +108,15 @@ def test_every_span_on_its_device_track_with_tinygrads_times(name):
     code = next(c["code"] for c, ctx in zip(expected(name)["ctxs"], of(t, ContextBegin)) if ctx.id == k.ctx)
     assert k.src == code and f"void {k.name}(" in k.src and k.device == s.track
 
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_rewrites_and_contexts_take_their_spans_times(name):
+  t = both(name)
+  tiny = {(s.name, s.start_ns, s.end_ns - s.start_ns) for s in of(t, Span) if s.track == "TINY"}
+  ctx_at = {c.id: c.ts_ns for c in of(t, ContextBegin)}
+  timed = [r for r in of(t, Rewrite) if r.start_ns > 0]
+  assert len(timed) > 0.7 * len(of(t, Rewrite))
+  assert all((r.name, r.start_ns, r.dur_ns) in tiny and r.start_ns >= ctx_at[r.ctx] > 0 for r in timed)
+
 def test_markers():
   from profiler.events import Marker
   exp = expected("train")["markers"]
