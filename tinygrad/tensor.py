@@ -176,7 +176,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
 
   # ----- realizing
   @_tensor_call
-  def realize(self, *lst: Tensor) -> Tensor:
+  def realize(self, *lst: Tensor, do_update_stats: bool = True) -> Tensor:
     """Run everything these tensors depend on; afterwards each tensor's uop is a view of a buffer."""
     Tensor.realize_all([self, *lst])
     return self
@@ -211,6 +211,12 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     for nu, n in took.items():
       if n > 1: Tensor._shared.add(nu)
   def contiguous(self) -> Tensor: return self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+  def contiguous_backward(self) -> Tensor:
+    """This tensor, unchanged forward; backward, its gradient is made contiguous (realized) before it flows on."""
+    from tinygrad.gradient import custom_vjp
+    out = self._new(UOp(Ops.RESHAPE, self.dtype, (self.uop,), self.shape))  # a no-op node to hang the rule on
+    custom_vjp[out.uop] = ((self.uop,), lambda g: (g.contiguous(),))
+    return out
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)), requires_grad=False)
   def _buffer(self) -> tuple[Buffer, tuple[int, ...]]:
     """Realize this tensor (in place, as tinygrad users expect after .numpy()) and return its host buffer."""
@@ -305,6 +311,25 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
     b = new_buffer(Device.canonicalize(device), prod(shape), dt)
     return Tensor(b if len(shape) == 1 else UOp(Ops.RESHAPE, dt, (b,), shape), **kw)
+  def empty_like(self, dtype=None, device=None, **kw) -> Tensor: return Tensor.empty(self.shape, dtype=dtype or self.dtype, device=device or self.device, **kw)
+  @staticmethod
+  def invalids(*shape, device=None, dtype=None) -> Tensor: return Tensor.empty(*shape, device=device, dtype=dtype)  # tinygrad's anonymous buffer
+  @staticmethod
+  def from_blob(ptr: int, shape: tuple[int, ...], **kwargs) -> Tensor:
+    """The memory at `ptr` (host memory, `prod(shape)` elements) as a Tensor, without copying or owning it: it must
+    outlive the tensor. dtype=, device= (CPU or PYTHON) and the constructor's keywords as for Tensor.empty."""
+    t = Tensor.empty(*shape, **kwargs)
+    buf = buffer_for(t.uop.base)
+    if not buf.is_host: raise ValueError(f"from_blob wraps host memory; {t.device} keeps its own: make the tensor on CPU, then .to({t.device!r})")
+    if not isinstance(ptr, int) or ptr <= 0: raise ValueError(f"from_blob needs a memory address (an int > 0), got {ptr!r}")
+    buf._ptr = ptr  # not allocated here, so never freed here
+    return t
+  @staticmethod
+  def const(b, dtype: DType | str | None = None) -> Tensor: return Tensor(b, dtype=dtype)
+  def const_like(self, b, dtype: DType | str | None = None) -> Tensor: return self.full_like(b, dtype=dtype)
+  @property
+  def max_shape(self) -> tuple[int, ...]: return self.shape  # no symbolic dims here: the shape is its own maximum
+  def max_numel(self) -> int: return self.numel()
   @staticmethod
   def _from_values(vals: list, shape: tuple[int, ...], dtype: DType, device: str | None, **kw) -> Tensor:
     dev = Device.canonicalize(device)
