@@ -792,8 +792,9 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     x = self._float()
     out = (1 + (-x).exp()).reciprocal()
     # its derivative as s*(1-s): the op-by-op one is exp(-x) * (...)^2 = inf * 0 for x below about -88
-    from tinygrad.gradient import custom_vjp
-    custom_vjp[out.uop] = ((x.uop,), lambda g: (g * (s := (1 + (-x).exp()).reciprocal()) * (1 - s),))
+    if not Tensor.no_grad:
+      from tinygrad.gradient import custom_vjp
+      custom_vjp[out.uop] = ((x.uop,), lambda g: (g * (s := (1 + (-x).exp()).reciprocal()) * (1 - s),))
     return out
   def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
   def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float()).sigmoid() - 1.0
