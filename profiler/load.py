@@ -119,8 +119,11 @@ def _head(path: str) -> bytes:
   """The first bytes of a file's content (gunzipped when it is a gzip)."""
   with open(path, "rb") as f: raw = f.read(1 << 12)
   if raw[:2] != GZIP_MAGIC: return raw
-  try: return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, 16)
+  try: return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, 1 << 12)
   except zlib.error: return b""
+
+def _pickle_kind(head: bytes) -> str | None:
+  return "rewrites" if b"RewriteTrace" in head else "profile" if b"Profile" in head else None
 
 def group_paths(paths: list[str]) -> list[list[str]]:
   """The files given, as runs: each file is one, except that tinygrad's rewrites.pkl and profile.pkl of one run (told
@@ -133,7 +136,9 @@ def group_paths(paths: list[str]) -> list[list[str]]:
   pairs: dict[str, list[str]] = {}
   for p in pickles: pairs.setdefault(key(p), []).append(p)
   partner = {p: g for g in pairs.values() if len(g) == 2 for p in g}
-  if not partner and len(pickles) == 2: partner = {p: pickles for p in pickles}
+  # otherwise, the only two pickles given, when one is a rewrites file and the other a profile (their first class names)
+  if not partner and len(pickles) == 2 and {_pickle_kind(_head(p)) for p in pickles} == {"rewrites", "profile"}:
+    partner = {p: pickles for p in pickles}
   out, done = [], set()
   for p in paths:
     if p in done: continue

@@ -286,3 +286,22 @@ def test_other_tinygrad_versions_read_with_warnings():
 def read_both(*blobs):
   from profiler.tinygrad_import import read_pickles
   return read_pickles([(f"file{i}", b) for i, b in enumerate(blobs)])
+
+def test_compare_with_our_run_of_the_same_script(tmp_path):
+  ours = tmp_path / "matmul.jsonl"
+  env = {**os.environ, "VIZ": "-1", "TINYVIZ_TRACE": str(ours), "PYTHONPATH": str(FIX.parents[2])}
+  env.pop("DEBUG", None)
+  r = subprocess.run([sys.executable, str(FIX / "matmul.py")], env=env, capture_output=True, text=True, timeout=300, cwd=FIX.parents[2])
+  assert r.returncode == 0 and ours.exists(), r.stderr
+  r = subprocess.run([sys.executable, "-m", "viz.server.cli", "compare", *pair("matmul"), str(ours), "--json"],
+                     capture_output=True, text=True, timeout=300, cwd=FIX.parents[2])
+  assert r.returncode == 0, r.stderr
+  assert "r_64_64_64" in r.stdout and "E_4096" in r.stdout  # tinygrad's kernels, and the one both made
+
+def test_pairing_by_name_or_content(tmp_path):
+  a, b = tmp_path / "a.pkl", tmp_path / "b.pkl"
+  a.write_bytes(Path(pair("matmul")[1]).read_bytes()); b.write_bytes(Path(pair("train")[1]).read_bytes())
+  assert group_paths([str(a), str(b)]) == [[str(a)], [str(b)]]  # two profiles are two runs
+  b.write_bytes(Path(pair("matmul")[0]).read_bytes())
+  assert group_paths([str(a), str(b)]) == [[str(a), str(b)]]  # a profile and a rewrites file, whatever their names
+  assert group_paths([*pair("matmul"), *pair("train")]) == [pair("matmul"), pair("train")]
