@@ -271,17 +271,21 @@ class Importer:
     return Rewrite(rid, cid, str(name), loc, sink, matches, sink, 0, int(dur * 1e9))
 
   def kernel(self, cid: int, name: str, key: Any, group: list, table: dict) -> None:
-    """A codegen context's kernel: its code is the SOURCE uop its render step made."""
+    """A codegen context's kernel: its code is the SOURCE uop its render step made, its sizes and device those of
+    the PROGRAM holding it (a ProgramInfo)."""
     kid = len(self.kernels) + 1
-    src = ""
+    src, prog = "", None
     for r in reversed(group):
       for m in reversed(_get(r, "matches", 2) or []):
         if not (isinstance(m, (list, tuple)) and len(m) >= 2): continue
-        if (code := _find_source(table, m[1], self)) is not None: src = code; break
+        if (code := _find_source(table, m[1], self)) is not None: src, prog = code, _program_info(table, m[1], self); break
       if src: break
     keys = _get(key, "keys", 1) or ()
     fname = next((k for k in keys if isinstance(k, str)), ansistrip(name))
-    self.kernels[kid] = Kernel(kid, fname, "", src, (), (), 0, 0, cid, [])
+    sizes = [_get(prog, f, i) for f, i in (("global_size", 1), ("local_size", 2))]
+    sizes = [tuple(v) if isinstance(v, tuple) and all(type(x) is int for x in v) else () for v in sizes]
+    dev = _get(_get(prog, "target"), "device", 0)
+    self.kernels[kid] = Kernel(kid, fname, dev if isinstance(dev, str) else "", src, sizes[0], sizes[1], 0, 0, cid, [])
     for k in keys:
       if isinstance(k, (str, bytes)): self.kernel_by_key.setdefault(k, kid)
     self.kernels_by_name.setdefault(fname, []).append(kid)
@@ -378,6 +382,11 @@ def _find_source(table: dict, root: Any, imp: Importer) -> str | None:
     r = table.get(u)
     if isinstance(r, tuple) and len(r) >= 4 and isinstance(r[0], Stub) and isinstance(r[3], str) and imp.enum(r[0]) == "Ops.SOURCE": return r[3]
   return None
+
+def _program_info(table: dict, root: Any, imp: Importer) -> Stub | None:
+  row = table.get(root)
+  ok = isinstance(row, tuple) and len(row) >= 4 and isinstance(row[0], Stub) and imp.enum(row[0]) == "Ops.PROGRAM"
+  return row[3] if ok and isinstance(row[3], Stub) else None  # type: ignore[index]
 
 def _source_on_disk(path: str, line: int) -> str:
   """A pattern's source, when the trace does not carry it (tinygrad 0.14 does not) and that tinygrad's .py file is on
