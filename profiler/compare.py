@@ -18,6 +18,7 @@ class Side:
   self_ns: int = 0
   devices: set[str] = field(default_factory=set)
   src_hash: str | None = None
+  kernel: int | None = None  # the id of its Kernel event (the first run's), when the trace has one
   @property
   def mean_ns(self) -> float: return self.total_ns / self.count if self.count else 0.0
 
@@ -41,43 +42,55 @@ class Comparison:
   total: tuple[int, int]
   all_spans: tuple[bool, bool]  # a side with no kernel spans is compared over all its spans
 
-def self_times(spans: list[Span]) -> list[int]:
+# a span as compare reads it: (track, name, start_ns, end_ns, cat, kernel id or None); kernels: id -> (device, src)
+SpanRow = tuple[str, str, int, int, str, "int | None"]
+KernelInfo = dict[int, tuple[str, str]]
+
+def self_times(spans: list[SpanRow]) -> list[int]:
   """Each span's time less the time of the spans directly nested in it on the same track."""
-  out = [max(0, s.end_ns - s.start_ns) for s in spans]
+  out = [max(0, s[3] - s[2]) for s in spans]
   by_track: dict[str, list[int]] = {}
-  for i, s in enumerate(spans): by_track.setdefault(s.track, []).append(i)
+  for i, s in enumerate(spans): by_track.setdefault(s[0], []).append(i)
   for idx in by_track.values():
-    idx.sort(key=lambda i: (spans[i].start_ns, -spans[i].end_ns))
+    idx.sort(key=lambda i: (spans[i][2], -spans[i][3]))
     stack: list[int] = []
     for i in idx:
       s = spans[i]
-      while stack and spans[stack[-1]].end_ns <= s.start_ns: stack.pop()
-      if stack and s.end_ns <= spans[stack[-1]].end_ns: out[stack[-1]] -= max(0, s.end_ns - s.start_ns)
+      while stack and spans[stack[-1]][3] <= s[2]: stack.pop()
+      if stack and s[3] <= spans[stack[-1]][3]: out[stack[-1]] -= max(0, s[3] - s[2])
       stack.append(i)
   return [max(0, t) for t in out]
 
-def _sides(events: list[Event]) -> tuple[dict[str, Side], bool]:
-  kernels = {e.id: e for e in events if isinstance(e, Kernel)}
-  spans = [e for e in events if isinstance(e, Span)]
+def from_events(events: list[Event]) -> tuple[list[SpanRow], KernelInfo]:
+  kernels = {e.id: (e.device, e.src) for e in events if isinstance(e, Kernel)}
+  spans = [(e.track, e.name, e.start_ns, e.end_ns, e.cat, k if isinstance(k := e.args.get("kernel"), int) else None)
+           for e in events if isinstance(e, Span)]
+  return spans, kernels
+
+def _sides(spans: list[SpanRow], kernels: KernelInfo) -> tuple[dict[str, Side], bool]:
   selfs = self_times(spans)
-  picked = [i for i, s in enumerate(spans) if is_kernel_cat(s.cat)]
+  picked = [i for i, s in enumerate(spans) if is_kernel_cat(s[4])]
   all_spans = not picked
   if all_spans: picked = list(range(len(spans)))
   out: dict[str, Side] = {}
   for i in picked:
-    s = spans[i]
-    k = kernels.get(s.args.get("kernel")) if isinstance(s.args.get("kernel"), int) else None
-    side = out.setdefault(s.name, Side())
+    track, name, start, end, _, kid = spans[i]
+    k = kernels.get(kid) if kid is not None else None
+    side = out.setdefault(name, Side())
     side.count += 1
-    side.total_ns += max(0, s.end_ns - s.start_ns)
+    side.total_ns += max(0, end - start)
     side.self_ns += selfs[i]
-    side.devices.add(k.device if k is not None else s.track.split("/")[0])
-    if k is not None and k.src and side.src_hash is None: side.src_hash = hashlib.sha256(k.src.encode()).hexdigest()[:16]
+    side.devices.add(k[0] if k is not None else track.split("/")[0])
+    if k is not None and side.kernel is None: side.kernel = kid
+    if k is not None and k[1] and side.src_hash is None: side.src_hash = hashlib.sha256(k[1].encode()).hexdigest()[:16]
   return out, all_spans
 
 def compare(a: list[Event], b: list[Event]) -> Comparison:
-  sa, all_a = _sides(a)
-  sb, all_b = _sides(b)
+  return compare_spans(*from_events(a), *from_events(b))
+
+def compare_spans(spans_a: list[SpanRow], kernels_a: KernelInfo, spans_b: list[SpanRow], kernels_b: KernelInfo) -> Comparison:
+  sa, all_a = _sides(spans_a, kernels_a)
+  sb, all_b = _sides(spans_b, kernels_b)
   rows = [Row(n, None, sa[n], sb[n]) for n in sa if n in sb]
   left_a, left_b = [n for n in sa if n not in sb], [n for n in sb if n not in sa]
   by_src = {sb[n].src_hash: n for n in left_b if sb[n].src_hash}

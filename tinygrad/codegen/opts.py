@@ -137,7 +137,8 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: 
   plans the one whose inner loop costs least per accumulated lane (loop_cost) wins; the choice is kept on disk, so the
   next process builds only the winner. Under VIZ each plan's rewrites are kept aside and only the winner's reach the
   trace, so it shows how the kernel that runs was made."""
-  if not getenv("NOOPT", 0): sink = merge_reduce_loops(sink)
+  if getenv("NOOPT", 0): return sink, granges  # as lowered: no loop merging, upcasts or vector lanes (docs/engine.md)
+  sink = merge_reduce_loops(sink)
   plans = candidate_plans(sink, granges, vector, max_upcast)
   if not plans: return sink, granges
   if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]

@@ -17,6 +17,7 @@ import { api } from "./common/api.js";
 import { LiveClient, wsURL } from "./common/ws.js";
 import { RunModel } from "./rewrites/tree.js";
 import { RewritesView } from "./rewrites/view.js";
+import { CompareView } from "./compare/view.js";
 
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
@@ -127,6 +128,7 @@ $("run-list").addEventListener("click", (e) => {
 
 // ---- views
 const rewrites = new RewritesView($("view-rewrites"), { nav, model, modelMessage });
+const compare = new CompareView($("view-compare"), { nav });
 
 /** From a kernel (e.g. a timeline span) to its codegen context's rewrites, code open. */
 function openKernel(kernelId, run = state.params.run) {
@@ -191,9 +193,11 @@ function render(fromOutside = false) {
   const wasTimeline = !$("view-timeline").hidden;
   $("view-rewrites").hidden = view !== "rewrites";
   $("view-timeline").hidden = view !== "timeline";
+  $("view-compare").hidden = view !== "compare";
   $("contexts").hidden = view !== "rewrites";
   renderRuns();
   if (view === "rewrites") rewrites.update(state);
+  else if (view === "compare") compare.update(state, runs);
   else {
     showTimeline(fromOutside || !wasTimeline);
     if (!wasTimeline) timeline?.handle?.resize?.();

@@ -14,6 +14,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from profiler.tracefile import encode
+from viz.server.compare_api import compare_runs, kernel_passes
 from viz.server.hub import Hub
 from viz.server.run import Run
 from viz.server.timeline import Track
@@ -31,6 +32,8 @@ def routes() -> list[Route | WebSocketRoute]:
     Route("/api/runs/{run:int}/counters/{counter:int}", counter),
     Route("/api/runs/{run:int}/flows", flows),
     Route("/api/runs/{run:int}/file", trace_file),
+    Route("/api/compare", compare_endpoint),
+    Route("/api/runs/{run:int}/kernels/{kernel:int}/passes", kernel_passes_endpoint),
     WebSocketRoute("/ws", browser_ws),
     WebSocketRoute("/ingest", ingest_ws),
     Route("/{path:path}", frontend),
@@ -113,6 +116,20 @@ async def counter(request: Request) -> Response:
 
 async def flows(request: Request) -> Response:
   return _json(_run(request).timeline.flows)
+
+def _run_param(request: Request, key: str) -> Run:
+  v = request.query_params.get(key)
+  if v is None or not (v.isascii() and v.isdigit() and len(v) < 12): raise NotFound(f"give ?{key}=RUN_ID (a run id from /api/runs)")
+  if (run := _hub(request).runs.get(int(v))) is None: raise NotFound(f"no run {v}")
+  return run
+
+async def compare_endpoint(request: Request) -> Response:
+  return _json(compare_runs(_run_param(request, "a"), _run_param(request, "b")))
+
+async def kernel_passes_endpoint(request: Request) -> Response:
+  run, kid = _run(request), request.path_params["kernel"]
+  if kid not in run.kernels: raise NotFound(f"run {run.id} has no kernel {kid}")
+  return _json(kernel_passes(run, kid))
 
 async def trace_file(request: Request) -> Response:
   run = _run(request)

@@ -47,7 +47,12 @@ def view(args: list[str]) -> int:
   from viz.server.serve import Options, serve
   p = _server_args("tinyviz", True)
   p.add_argument("--merge", action="store_true", help="show the files as one run on one clock, each process's tracks under it")
+  p.add_argument("--compare", action="store_true", help="open the compare view on the two runs given")
   a = p.parse_args(args)
+  if a.compare:
+    from profiler.load import group_paths
+    if a.merge or len(group_paths(a.files)) != 2: p.error("--compare takes exactly two runs (and no --merge)")
+    return serve(Options(a.files, a.host, a.port, not a.no_browser, start="#/compare?a=1&b=2"))
   if not a.merge: return serve(Options(a.files, a.host, a.port, not a.no_browser))
   import shutil, tempfile
   from profiler.merge import main as merge_main
@@ -99,7 +104,7 @@ def status(args: list[str]) -> int:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "compare": compare, "merge": merge, "export": export, "serve": serve_cmd, "stop": stop,
                                                    "status": status}
-USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser] [--merge]   serve saved traces in the browser
+USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser] [--merge | --compare]   serve saved traces in the browser
        tinyviz summary FILE [FILE2]                             top kernels and totals per device
        tinyviz compare A B [--json]                             two runs kernel by kernel: count, total, mean, self, B - A
        tinyviz merge A B ... -o OUT                             several processes' traces as one run on one clock

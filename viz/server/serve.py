@@ -24,6 +24,7 @@ class Options:
   open_browser: bool = True
   state_file: str | None = None  # written once listening; removed at exit
   idle_exit_s: float = 0         # 0: serve until Ctrl+C
+  start: str = ""                # a view to open first: the URL's fragment ("#/compare?a=1&b=2")
 
 def is_loopback(host: str) -> bool:
   if host == "localhost": return True
@@ -112,7 +113,7 @@ def serve(opts: Options) -> int:
   token = secrets.token_urlsafe(24)
   shown = "127.0.0.1" if opts.host in ("0.0.0.0", "") else ("[::1]" if opts.host == "::" else
           (f"[{opts.host}]" if ":" in opts.host else opts.host))
-  url = f"http://{shown}:{port}/?token={token}"
+  url = f"http://{shown}:{port}/?token={token}{opts.start}"
   app = make_app(hub, token, port, allowed_hosts(opts.host),
                  on_shutdown=(lambda: remove_state(opts.state_file)) if opts.state_file else None)  # type: ignore[arg-type]
   config = uvicorn.Config(app, log_level="warning", access_log=False, ws_max_size=WS_MAX_SIZE, ws_per_message_deflate=False,

@@ -1,18 +1,19 @@
 // The URL hash holds the whole view state, so a reload or a shared link opens the same thing:
 //   #/rewrites?run=1&ctx=5&rw=8&step=3&node=42&code=1
 //   #/timeline?run=1&...            (the timeline keeps its own keys here too)
+//   #/compare?a=1&b=2&sort=delta&k=both:r_64_64_64
 // Pure: strings in, plain objects out. Keys this module does not know are kept as strings, in order.
 
-export const VIEWS = ["rewrites", "timeline"];
+export const VIEWS = ["rewrites", "timeline", "compare"];
 export const DEFAULT_VIEW = "rewrites";
 
 // integer-valued keys (node ids may be negative: nodes the engine never interned)
-const INT_KEYS = new Set(["run", "ctx", "rw", "step", "node", "kernel"]);
+const INT_KEYS = new Set(["run", "ctx", "rw", "step", "node", "kernel", "a", "b"]);  // a, b: the compare view's runs
 // written in this order, before any other key
 const ORDER = ["run", "ctx", "rw", "step", "node", "kernel", "hubs", "code", "q"];
 // picking something at one level clears the levels below it; another run clears every key but these
 const BELOW = { ctx: ["rw", "step", "node", "kernel"], rw: ["step", "node"] };
-const KEEP_ACROSS_RUNS = new Set(["hubs", "code", "tab"]);
+const KEEP_ACROSS_RUNS = new Set(["hubs", "code", "tab", "a", "b", "sort", "dir", "k"]);  // view preferences, and the compare view's own keys
 
 /** "#/view?k=v&..." -> {view, params}. Unknown views fall back to the default; bad integers are dropped. */
 export function parseHash(hash) {

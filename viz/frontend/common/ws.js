@@ -36,7 +36,7 @@ export const backoff = (n) => Math.min(5000, 250 * 2 ** n);
  * dropped, a gap is passed on with `msg.gap = true`.
  */
 export class LiveClient {
-  constructor(url, { onMessage, onStatus = () => {}, WebSocketImpl = globalThis.WebSocket, schedule = setTimeout } = {}) {
+  constructor(url, { onMessage, onStatus = () => {}, WebSocketImpl = globalThis.WebSocket, schedule = (fn, ms) => setTimeout(fn, ms) } = {}) {
     Object.assign(this, { url, onMessage, onStatus, WebSocketImpl, schedule });
     this.tracker = new SeqTracker();
     this.attempt = 0;
@@ -68,7 +68,7 @@ export class LiveClient {
     ws.onclose = () => {
       if (this.ws !== ws) return;
       this.onStatus("closed");
-      if (!this.stopped) this.schedule(() => this.connect(), backoff(this.attempt++));
+      if (!this.stopped) this.schedule(() => this.connect(), backoff(this.attempt++));  // schedule wraps setTimeout: called as a method it would throw
     };
     ws.onerror = () => {};  // onclose follows
   }
