@@ -7,7 +7,7 @@ import pytest
 from profiler.compare import compare, from_events, self_times
 from profiler.events import Kernel, Span
 from profiler.load import load
-from server_kit import ROOT, env
+from server_kit import ROOT, Server, env
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SCRIPT = """
@@ -93,3 +93,19 @@ def test_bad_arguments_say_so(runs, tmp_path):
   bad = tmp_path / "bad.json"; bad.write_text("not a trace")
   p = _cli(str(bad), str(runs[0]))
   assert p.returncode == 1 and "bad.json" in p.stderr and "Traceback" not in p.stderr
+
+def test_viewer_opens_on_the_compare_view(runs, tmp_path):
+  s = Server(["--no-browser", "--compare", str(runs[0]), str(runs[1])], tmp_path)
+  try:
+    assert f"?token={s.token}#/compare?a=1&b=2" in s.text()
+    got = s.json("/api/compare?a=1&b=2")
+    assert any(k["name"].startswith("r_32_32_32") for k in got["kernels"])
+    k = next(k for k in got["kernels"] if k["name"].startswith("r_32_32_32"))
+    passes = s.json(f"/api/runs/1/kernels/{k['a']['kernel']}/passes")
+    assert passes["kernel"]["name"] == k["name"] and passes["passes"] and all("n_matches" in p for p in passes["passes"])
+    fired = {str(p["id"]) for ps in passes["passes"] for p in ps["patterns"]}
+    assert fired and fired <= set(passes["patterns"])
+    assert s.get("/api/compare?a=1").status_code == 404 and s.get("/api/compare?a=1&b=99").status_code == 404
+  finally: s.stop()
+  p = subprocess.run([sys.executable, "-m", "viz", "--no-browser", "--compare", str(runs[0])], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=60)
+  assert p.returncode == 2 and "exactly two runs" in p.stderr
