@@ -47,12 +47,14 @@ class _File:
 _files: dict[str, _File] = {}
 
 def pattern_source(path: str, line: int) -> str:
-  """The pattern entry starting at path:line: the `(UPat(...), fn)` list element, else the outermost
-  expression starting on that line, else the line itself; "" when the file cannot be read."""
+  """The pattern entry starting at path:line: the `(UPat(...), fn)` list element, a function's `def` line (a whole-graph
+  step, uop.ops.graph_step), else the outermost expression starting on that line, else the line itself; "" when the
+  file cannot be read."""
   f = _files.get(path)
   if f is None: f = _files[path] = _File(path)
   if f.tree is None: return ""
   starts = f.by_line.get(line, [])
+  if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in starts): return f.line_text(line)  # a traced step's function: its def line
   exprs = [n for n in starts if isinstance(n, ast.expr)]
   if not exprs: return f.line_text(line)
   # a PatternMatcher entry: a tuple inside a list/tuple whose first element starts on this line

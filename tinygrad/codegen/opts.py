@@ -6,7 +6,7 @@ from typing import Callable
 from tinygrad import tracing
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv
-from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite, graph_step, untraced_rewrites
 from tinygrad.uop.symbolic import symbolic
 from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
@@ -37,15 +37,17 @@ def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int, tile: s
   V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, width),), (nid + 1, "vector"))
   ups = _output_tile(sink, granges, g, tile) + ([(G, vectors)] if vectors > 1 else [])
   plan, new_granges, _ = outer_ranges([G if r is g else r for r in granges if r is not g or G.op is Ops.RANGE], ups, nid + 2)
-  vsink = upcast(sink.substitute({g: G * width + V}), plan, f" vector {width}")
-  if (vec := vectorize(vsink, V, width)) is None: return None
+  split = graph_step(sink, split_range, g, G * width + V, name=f"opt: split output dim for {width} lanes")
+  vsink = upcast(split, plan, f" vector {width}")
+  if (vec := graph_step(vsink, vectorize, V, width, name=f"opt: {width} lanes as vectors")) is None: return None
   return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
 
 def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int) -> tuple[UOp, list[UOp]] | None:
   """Lanes along output dims k and k+1 merged into one (index math splits it again where needed)."""
   a, b = granges[k], granges[k + 1]
   G = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, a.src[0].arg * b.src[0].arg),), (nid, "global"))
-  merged = graph_rewrite(sink.substitute({a: G // b.src[0].arg, b: G % b.src[0].arg}), symbolic, name="opt: merge output dims")
+  one = graph_step(sink, merge_ranges, a, b, G, name="opt: one range for two output dims")
+  merged = graph_rewrite(one, symbolic, name="opt: merge output dims")
   return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1)
 
 def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, list[UOp]] | None:
@@ -58,9 +60,18 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int) -> tuple[UOp, l
   if width is None: return None
   ups = choose_upcasts(sink, granges, budget=16, first=(4, 2), rest=(4, 2))  # 16 vector accumulators: half the registers
   plan, new_granges, nid = outer_ranges(granges, ups, nid)
-  ssink, Rp, V = split_reduce(sink, R, width, nid)
-  if (vec := vectorize(upcast(ssink, plan, f" reduce vector {width}"), V, width, Rp)) is None: return None
+  ssink, Rp, V = graph_step(sink, split_reduce, R, width, nid, name=f"opt: split the reduction for {width} lanes")
+  vsink = upcast(ssink, plan, f" reduce vector {width}")
+  if (vec := graph_step(vsink, vectorize, V, width, Rp, name=f"opt: {width} reduce lanes as vectors")) is None: return None
   return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
+
+def split_range(sink: UOp, r: UOp, expr: UOp) -> UOp:
+  """Range r becomes expr of new ranges (g = G * width + V: the vector's index and its lane)."""
+  return sink.substitute({r: expr})
+
+def merge_ranges(sink: UOp, a: UOp, b: UOp, G: UOp) -> UOp:
+  """Ranges a and b become one, G, that index math splits again (a = G // len(b), b = G % len(b))."""
+  return sink.substitute({a: G // b.src[0].arg, b: G % b.src[0].arg})
 
 def _next_range_id(sink: UOp) -> int: return max((r.arg[0] for r in sink.toposort() if r.op is Ops.RANGE), default=-1) + 1
 
@@ -138,7 +149,7 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: 
   next process builds only the winner. Under VIZ each plan's rewrites are kept aside and only the winner's reach the
   trace, so it shows how the kernel that runs was made."""
   if getenv("NOOPT", 0): return sink, granges  # as lowered: no loop merging, upcasts or vector lanes (docs/engine.md)
-  sink = merge_reduce_loops(sink)
+  sink = graph_step(sink, merge_reduce_loops, name="opt: merge reduce loops")
   plans = candidate_plans(sink, granges, vector, max_upcast)
   if not plans: return sink, granges
   if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]

@@ -405,6 +405,29 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: boo
   finally: t.rewrite_end(out)
   return out
 
+_step_patterns: dict[Any, UPat] = {}
+
+def graph_step(sink: UOp, fn: Callable[..., Any], *args: Any, name: str, **kw: Any) -> Any:
+  """A transformation that is a whole-graph function (a code walk, a substitute) rather than a pattern table, traced
+  as one rewrite named `name` with one match, from `sink` to what fn made, whose pattern is fn itself (its file and
+  line): the trace then has no silent gap between rewrites. fn's own rewrites fold into this one. fn may return a
+  UOp, a tuple whose first item is the new sink, or None (it did not apply: no match)."""
+  t = tracing.tracer
+  if t is None or not t.capture_rewrites or untraced_rewrites.depth: return fn(sink, *args, **kw)
+  t.rewrite_begin(name, _caller_location(__file__), sink)
+  out, new = None, sink
+  try:
+    with untraced_rewrites(): out = fn(sink, *args, **kw)
+    new = out[0] if isinstance(out, tuple) and out and isinstance(out[0], UOp) else out if isinstance(out, UOp) else sink
+    if new is not sink:
+      if (pat := _step_patterns.get(fn)) is None:
+        code = getattr(fn, "__code__", None)
+        pat = _step_patterns[fn] = UPat(Ops.SINK, name=getattr(fn, "__name__", "step"),
+                                        location=(code.co_filename, code.co_firstlineno) if code is not None else _caller_location(__file__))
+      t.rewrite_match(pat, sink, new)
+  finally: t.rewrite_end(new)
+  return out
+
 class track_context:
   """Groups the rewrites inside it into one context of the trace (a schedule, a kernel's codegen, ...)."""
   def __init__(self, kind: str, name: str): self.kind, self.name, self.id = kind, name, -1
