@@ -111,6 +111,17 @@ def test_isinf_keywords():
   assert Tensor(v).isinf(detect_positive=False).tolist() == [True, False, False, False]
   assert Tensor(v).isinf(False, False).tolist() == [False] * 4
 
+def test_in_place_and_reflected_operators(dev):
+  t = Tensor([1, 2, 3], device=dev).contiguous().realize()
+  t //= 2; t **= 2; t |= 8; t &= 9; t ^= 3; t <<= 2; t >>= 1
+  ref = np.array([1, 2, 3], np.int32)
+  ref //= 2; ref **= 2; ref |= 8; ref &= 9; ref ^= 3; ref <<= 2; ref >>= 1
+  assert t.tolist() == ref.tolist()
+  m = Tensor([[1.0, 2.0], [3.0, 4.0]], device=dev).contiguous().realize()
+  m @= Tensor([[0.0, 1.0], [1.0, 0.0]], device=dev)
+  assert m.tolist() == [[2.0, 1.0], [4.0, 3.0]]
+  assert (1 << Tensor([1, 2, 3], device=dev)).tolist() == [2, 4, 8] and (64 >> Tensor([1, 2], device=dev)).tolist() == [32, 16]
+
 def test_gelu_bad_approximate():
   with pytest.raises(RuntimeError, match="approximate"): Tensor([1.0]).gelu(approximate="exact")
 

@@ -18,8 +18,6 @@ MISSING: dict[str, str] = {
   **{n: _LEFT_OUT + ": hashing, hardware video decode, tinygrad's own RNG" for n in ("hash", "keccak", "decode_hevc_frame", "threefry", "random_bits")},
   **{n: _LEFT_OUT + ": linear algebra" for n in ("svd", "qr", "newton_schulz")},
   "bfloat16": "no bfloat16 dtype in this engine",
-  **{n: "not yet: in-place operator" for n in ("__iand__", "__ifloordiv__", "__ilshift__", "__imatmul__", "__ior__", "__ipow__",
-                                                "__irshift__", "__ixor__", "__rlshift__", "__rrshift__")},
   **{n: "not yet: shape op" for n in ("__delitem__", "pad_to", "shrink_to", "rearrange")},
   "shard_like": "not yet: multi-device",
 }

@@ -274,7 +274,10 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if x.shape != self.shape: raise ValueError(f"assign shape mismatch: {self.shape} <- {x.shape}")
     if x.device != self.device: raise ValueError(f"assign device mismatch: {self.device} <- {x.device}")
     # the target must be a buffer; realizing it must not run other pending assigns early (readers of old values would miss them)
-    if not is_contiguous_view(self.uop): Tensor.realize_all([self], with_pending_assigns=False, share=False)
+    if not is_contiguous_view(pending := self.uop):
+      Tensor.realize_all([self], with_pending_assigns=False, share=False)
+      # t += 1; t *= 2: x reads the first assign, now done; left in x's graph it would run again
+      if pending.op is Ops.ASSIGN: x = Tensor(x.uop.substitute({pending: self.uop}))
     if not is_contiguous_view(self.uop): self.uop = self.contiguous().uop; Tensor.realize_all([self], with_pending_assigns=False, share=False)
     # a buffer other tensors took at the same realize (`a, b = t*4, t*4`): this one writes to a copy of its own
     if self.uop in Tensor._shared and any(t is not self and t.uop is self.uop for t in Tensor._live):
@@ -744,6 +747,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   __or__ = lambda self, y: self._bitwise(Ops.OR, y); __ror__ = lambda self, y: self._bitwise(Ops.OR, y, True)
   __xor__ = lambda self, y: self._bitwise(Ops.XOR, y); __rxor__ = lambda self, y: self._bitwise(Ops.XOR, y, True)
   __lshift__ = lambda self, y: self.lshift(y); __rshift__ = lambda self, y: self.rshift(y)
+  __rlshift__ = lambda self, y: self.lshift(y, True); __rrshift__ = lambda self, y: self.rshift(y, True)
   __matmul__ = lambda self, y: self.matmul(y); __rmatmul__ = lambda self, y: Tensor._to_tensor(self, y).matmul(self)
   __lt__ = lambda self, y: self._bin(Ops.CMPLT, y); __gt__ = lambda self, y: self._bin(Ops.CMPLT, y, True)
   __ge__ = lambda self, y: (self < y).logical_not(); __le__ = lambda self, y: (self > y).logical_not()
@@ -753,6 +757,14 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def __isub__(self, y): return self.assign(self - y)
   def __imul__(self, y): return self.assign(self * y)
   def __itruediv__(self, y): return self.assign(self / y)
+  def __ifloordiv__(self, y): return self.assign(self // y)
+  def __ipow__(self, y): return self.assign(self ** y)
+  def __imatmul__(self, y): return self.assign(self @ y)
+  def __iand__(self, y): return self.assign(self & y)
+  def __ior__(self, y): return self.assign(self | y)
+  def __ixor__(self, y): return self.assign(self ^ y)
+  def __ilshift__(self, y): return self.assign(self << y)
+  def __irshift__(self, y): return self.assign(self >> y)
   def eq(self, x) -> Tensor: return self == x
   def ne(self, x) -> Tensor: return self != x
 
