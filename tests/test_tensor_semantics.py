@@ -61,6 +61,16 @@ def test_same_shaped_norm_layers_keep_their_own_gradients():
   np.testing.assert_allclose(ln1.bias.grad.numpy(), np.full(3, 2 * 24.0))
   np.testing.assert_allclose(ln2.bias.grad.numpy(), np.full(3, 5 * 24.0))
 
+def test_full_with_buffer_true_makes_leaves_of_their_own():
+  # tinygrad 0.14's full/zeros/ones materialize a buffer (buffer=True); ours default to a folding constant
+  z1, z2 = Tensor.zeros(3, buffer=True), Tensor.zeros(3, buffer=True)
+  assert z1.uop is not z2.uop and Tensor.zeros(3).uop is Tensor.zeros(3).uop
+  (z1 * 2 + z2 * 3).sum().backward()
+  np.testing.assert_allclose(z1.grad.numpy(), np.full(3, 2.0))
+  np.testing.assert_allclose(z2.grad.numpy(), np.full(3, 3.0))
+  np.testing.assert_allclose(Tensor.full((2, 2), 4.5, buffer=True).numpy(), np.full((2, 2), 4.5))
+  np.testing.assert_allclose(z1.full_like(7, buffer=True).numpy(), np.full(3, 7.0))
+
 class _MLP:
   def __init__(self): self.l1, self.l2 = nn.Linear(4, 8), nn.Linear(8, 3)
   def __call__(self, x: Tensor) -> Tensor: return self.l2(self.l1(x).relu())

@@ -300,9 +300,13 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if not all_int(s) or any(d < 0 for d in s): raise ValueError(f"a shape must be non-negative ints, got {s}")
     return s
   @staticmethod
-  def full(shape: tuple[int, ...] | int, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
+  def full(shape: tuple[int, ...] | int, fill_value: Any, dtype: DType | str | None = None, device: str | None = None, buffer: bool = False,
+           **kw) -> Tensor:
+    """A broadcast constant (it folds into the kernels that read it); buffer=True fills a buffer of its own instead,
+    written by the next realize (tinygrad 0.14's default): two such tensors are never one UOp."""
     shape = (shape,) if isinstance(shape, int) else Tensor._shape_arg(tuple(shape))
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
+    if buffer: return Tensor.empty(shape, dtype=dt, device=device, **kw).assign(Tensor(_const(fill_value, dt, Device.canonicalize(device), shape)))
     return Tensor(_const(fill_value, dt, Device.canonicalize(device), shape), **kw)
   @staticmethod
   def zeros(*shape, dtype=None, device=None, **kw) -> Tensor: return Tensor.full(Tensor._shape_arg(shape), 0.0, dtype or dtypes.default_float, device, **kw)
@@ -441,8 +445,8 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     # a uniform draw picks the first category whose cdf exceeds it: count the cdf entries at or below it
     idx = (Tensor.rand(num_samples, w.shape[0], 1, device=self.device) >= cdf.unsqueeze(0)).sum(2).permute(1, 0)
     return (idx.squeeze(0) if self.ndim == 1 else idx).cast(dtypes.int32)
-  def full_like(self, fill_value, dtype=None, device=None, **kw) -> Tensor:
-    return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device, **kw)
+  def full_like(self, fill_value, dtype=None, device=None, buffer: bool = False, **kw) -> Tensor:
+    return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device, buffer, **kw)
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
   def rand_like(self, dtype=None, device=None, **kw) -> Tensor:
