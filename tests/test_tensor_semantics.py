@@ -117,6 +117,23 @@ def test_two_tensors_with_one_graph_realize_once():
   np.testing.assert_allclose(b.numpy(), rnd(5, seed=9) * 4, rtol=1e-6)
   assert GlobalCounters.kernel_count == 0  # b was not computed again
 
+def test_tinygrad_ramp_part_one_runs_as_written():
+  # the checks of tinygrad's docs/ramp.py, part 1, in its own words
+  from tinygrad import Device, dtypes
+  t = Tensor([1, 2, 3, 4])
+  assert t.device == Device.DEFAULT and t.dtype == dtypes.int and t.shape == (4,)
+  t.realize()
+  assert (t * 2).tolist() == [2, 4, 6, 8]
+  t_times_4_try_1, t_times_4_try_2 = t * 4, t * 4
+  assert t_times_4_try_1.uop is t_times_4_try_2.uop and t_times_4_try_1 is not t_times_4_try_2
+  t_times_4_try_1.realize()
+  assert t_times_4_try_1.uop is t_times_4_try_2.uop
+  GlobalCounters.reset()
+  assert t_times_4_try_2.tolist() == [4, 8, 12, 16] and GlobalCounters.kernel_count == 0  # only the copy out
+  t_float = Tensor([3.0])
+  t_log_grad, = t_float.log().sum().gradient(t_float)
+  assert abs(t_log_grad.item() - 1 / 3) < 1e-6
+
 def test_assign_to_one_of_them_leaves_the_other_alone():
   t = Tensor(rnd(4, seed=10)).realize()
   a, b, c = t * 2, t * 2, t * 2
