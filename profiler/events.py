@@ -94,6 +94,7 @@ class Kernel:
   bytes: int
   ctx: int | None        # its codegen context: the link from the timeline to the graphs
   uops: list[str]
+  line_uops: list[list[int]] = field(default_factory=list)  # per line of src, the ids of the uops it renders
 
 @dataclass(slots=True)
 class Span:

@@ -64,7 +64,8 @@ def merge(traces: list[tuple[str, Trace]]) -> tuple[list[Event], list[str]]:
         e = dataclasses.replace(e, id=e.id + r, ctx=None if e.ctx is None else e.ctx + c, input=uid(e.input), output=uid(e.output),
                                 matches=[(None if pid is None else pid + p, uid(b), uid(a)) for pid, b, a in e.matches],
                                 start_ns=e.start_ns + dt)
-      elif t is Kernel: e = dataclasses.replace(e, id=e.id + k, ctx=None if e.ctx is None else e.ctx + c)
+      elif t is Kernel: e = dataclasses.replace(e, id=e.id + k, ctx=None if e.ctx is None else e.ctx + c,
+                                                line_uops=[[uid(x) for x in line] for line in e.line_uops])
       elif t is Span:
         args: dict[str, Any] = e.args
         if isinstance(args.get("kernel"), int): args = {**args, "kernel": args["kernel"] + k}

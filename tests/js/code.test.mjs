@@ -99,3 +99,13 @@ test("vector loads and stores map to their lines too", () => {
   assert.match(at(9), /floatx16 alu0 =/);
   assert.match(at(13), /__builtin_memcpy\(data0\+0, &acc0/, "the vector store is the memcpy into data0");
 });
+
+test("exact line maps from line_uops: a node's lines, a line's nodes", async () => {
+  const { exactLineMaps } = await import("../../viz/frontend/code/linemap.js");
+  const { nodeLines, lineNodes } = exactLineMaps([[], [1, 2], [], [3, 7, 1], [7]]);
+  assert.deepEqual(nodeLines.get(1), [1, 3]);
+  assert.deepEqual(nodeLines.get(7), [3, 4]);
+  assert.deepEqual(lineNodes.get(3), [3, 7, 1]);
+  assert.equal(lineNodes.has(0), false);
+  assert.equal(nodeLines.has(9), false);
+});

@@ -89,18 +89,41 @@ def test_pick_kernel_step_code_and_reload(page, artifacts):
   assert "code=1" in page.url
   assert page.locator("#code-pane .uop-line").count() > 3
   assert page.locator("#code-pane .kname .kn-axis").count() >= 1
+  # exact links (the kernel's line_uops): a node of the final graph marks exactly the lines that render it
+  # (on the kernel's last rewrite, at its last step: the graph the program was made from)
+  rw, n = page.evaluate("""() => { const ctx = document.querySelector('.rw-row.sel').dataset.ctx;
+    const r = [...document.querySelectorAll(`.rw-row[data-ctx='${ctx}']`)].at(-1);
+    return [Number(r.dataset.rw), Number(r.querySelector('.count').textContent)]; }""")
+  page.click(f".rw-row[data-rw='{rw}']")
+  page.wait_for_selector(STEP.format(rw=rw, k=0))
+  page.keyboard.press("End")
+  k = n
+  page.wait_for_selector(STEP.format(rw=rw, k=k))
   node = page.evaluate("""() => {
-    const v = window.tinyviz.rewrites, drawn = new Set(v.data.view.nodes.map((u) => u.id));
-    for (const [id, uop] of v.code.nodeToUop) if (drawn.has(id) && v.code.uopToSrc.has(uop) && v.canvas.isVisible(id)) return id;
-    for (const [id, uop] of v.code.nodeToUop) if (drawn.has(id) && v.code.uopToSrc.has(uop)) { v.canvas.centerOn(id); return id; }
-    return null;
+    const v = window.tinyviz.rewrites, drawn = new Set(v.data.view.nodes.map((u) => u.id)), ex = v.code.exact;
+    if (!ex) return null;
+    const ok = [...ex.nodeLines.keys()].filter((id) => drawn.has(id) && ['ADD', 'MUL', 'LOAD', 'STORE'].includes(v.data.index.byId.get(id)?.op));
+    if (!ok.length) return null;
+    v.canvas.centerOn(ok[0]);  // in the middle of the graph pane: nothing else under the click
+    return ok[0];
   }""")
-  assert node is not None, "no drawn node maps to a code line"
-  page.wait_for_timeout(100)
+  assert node is not None, "no drawn ALU/LOAD/STORE node has exact code lines"
+  page.wait_for_timeout(300)
   click_node(page, node)
   page.wait_for_selector("#code-pane .code-line.hl")
   assert f"node={node}" in page.url
   assert f"#{node}" in page.inner_text("#node-panel")
+  marked = page.evaluate("() => [...document.querySelectorAll('#code-pane .code-line.hl')].map((e) => Number(e.dataset.line))")
+  want = page.evaluate(f"() => window.tinyviz.rewrites.code.kernel.line_uops.flatMap((ids, i) => ids.includes({node}) ? [i] : [])")
+  assert marked == want and marked, (marked, want)
+  # and a code line selects its node: the line's own uop
+  line = page.evaluate("""() => { const v = window.tinyviz.rewrites, drawn = new Set(v.data.view.nodes.map((u) => u.id));
+    return v.code.kernel.line_uops.findIndex((ids) => ids.length && drawn.has(ids[0]) && ids[0] !== %d); }""" % node)
+  assert line >= 0
+  own = page.evaluate(f"() => window.tinyviz.rewrites.code.kernel.line_uops[{line}][0]")
+  page.click(f"#code-pane .code-line[data-line='{line}']")
+  page.wait_for_function(f"location.hash.includes('node={own}')")
+  assert page.locator(f"#code-pane .code-line[data-line='{line}']").get_attribute("class").split().count("hl") == 1
   page.screenshot(path=str(artifacts / "code.png"))
 
   # the URL opens the same run, rewrite, step, selection and code pane

@@ -19,6 +19,7 @@ class Program:
   src: str = ""
   parallel: bool = False
   lib_key: str = field(default="", repr=False)
+  line_uops: list[list[UOp]] = field(default_factory=list, repr=False)  # per line of src: the uops it renders
 
 def reduce_identity(op: Ops, dtype: DType):
   if op is Ops.ADD: return 0

@@ -56,7 +56,7 @@ def get_program(ast: UOp, device: str) -> Program:
   p.kernel_id = -1  # type: ignore[attr-defined]
   if (t := tracing.tracer) is not None:
     local = renderer.local_size(p) if hasattr(renderer, "local_size") else ()
-    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops])  # type: ignore[attr-defined]
+    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops)  # type: ignore[attr-defined]
     t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
   if DEBUG >= 4: print(p.src)
   _programs[key] = p
@@ -161,34 +161,47 @@ class _Ran:
 _writer_of: weakref.WeakKeyDictionary[Buffer, _Ran] = weakref.WeakKeyDictionary()  # for flows across schedules
 _flow_ids = itertools.count()
 
+class QueuedPlan:
+  """Kernels (program, device, buffers: the output first) and copies (None, destination device, [dst, src]) sorted
+  onto the devices' queues with the dependencies between queues worked out once; run() runs them all and waits.
+  TinyJit keeps one per captured step, so a replay only hands each queue its list (the buffers are read when an item
+  runs: a replay's new inputs are seen)."""
+  def __init__(self, ops: list[tuple[Program | None, str, list[Buffer]]]):
+    threads = max(1, len(os.sched_getaffinity(0)) // len({dev for p, dev, _ in ops if p is not None}))
+    last_write: dict[int, tuple[HostQueue, int, _Ran]] = {}
+    readers: dict[int, list[tuple[HostQueue, int]]] = {}
+    self.items: dict[HostQueue, list[tuple[Any, list[tuple[HostQueue, int]]]]] = {}
+    progs = [p for p, _, _ in ops if p is not None]
+    self.totals = (len(progs), sum(p.flops for p in progs), sum(p.mem_bytes for p in progs))
+    for p, dev, bufs in ops:
+      track = dev if p is not None else f"{dev}/copy"
+      q = host_queue(track)
+      items = self.items.setdefault(q, [])
+      out, ins = bufs[0], bufs[1:]
+      deps: dict[HostQueue, int] = {}  # the last item on each other queue that wrote what this reads or read what it writes
+      for dq, k in [last_write[id(b)][:2] for b in bufs if id(b) in last_write] + readers.get(id(out), []):
+        if dq is not q and deps.get(dq, 0) < k: deps[dq] = k
+      ran = _Ran(track)
+      if p is not None: fn = functools.partial(_queued_kernel, p, Device[dev], dev, bufs, threads, ran)
+      else:
+        src_ran = last_write[id(ins[0])][2] if id(ins[0]) in last_write else _writer_of.get(ins[0])
+        fn = functools.partial(_queued_copy, out, ins[0], ran, src_ran)
+      items.append((fn, list(deps.items())))
+      k = len(items)
+      last_write[id(out)], readers[id(out)] = (q, k, ran), []
+      for b in ins: readers.setdefault(id(b), []).append((q, k))
+      if tracing.tracer is not None: _writer_of[out] = ran
+  def run(self) -> None:
+    for q in self.items: q.start_batch()
+    for q, items in self.items.items(): q.submit_batch(items)
+    n, flops, mem = self.totals
+    GlobalCounters.kernel_count += n; GlobalCounters.global_ops += flops; GlobalCounters.global_mem += mem
+    for q in self.items: q.synchronize()
+
 def run_queued(ops: list[tuple[Program | None, str, list[Buffer]]]) -> None:
-  """Run kernels (program, device, buffers: the output first) and copies (None, destination device, [dst, src]) on
-  the devices' queues, in dependency order, and wait for all of them."""
-  ncpu = len(os.sched_getaffinity(0))
-  threads = max(1, ncpu // len({dev for p, dev, _ in ops if p is not None}))
-  last_write: dict[int, tuple[HostQueue, int, _Ran]] = {}
-  readers: dict[int, list[tuple[HostQueue, int]]] = {}
-  used: dict[str, HostQueue] = {}
-  for p, dev, bufs in ops:
-    if capturing is not None: capturing.append((p, dev, bufs))
-    track = dev if p is not None else f"{dev}/copy"
-    q = used.get(track) or used.setdefault(track, host_queue(track))
-    out, ins = bufs[0], bufs[1:]
-    deps: dict[HostQueue, int] = {}
-    for dq, n in [last_write[id(b)][:2] for b in bufs if id(b) in last_write] + readers.get(id(out), []):
-      if dq is not q and deps.get(dq, 0) < n: deps[dq] = n
-    ran = _Ran(track)
-    if p is not None:
-      GlobalCounters.kernel_count += 1; GlobalCounters.global_ops += p.flops; GlobalCounters.global_mem += p.mem_bytes
-      fn = functools.partial(_queued_kernel, p, Device[dev], dev, bufs, threads, ran)
-    else:
-      src_ran = last_write[id(ins[0])][2] if id(ins[0]) in last_write else _writer_of.get(ins[0])
-      fn = functools.partial(_queued_copy, out, ins[0], ran, src_ran)
-    n = q.submit(fn, list(deps.items()))
-    last_write[id(out)], readers[id(out)] = (q, n, ran), []
-    for b in ins: readers.setdefault(id(b), []).append((q, n))
-    if tracing.tracer is not None: _writer_of[out] = ran
-  for q in used.values(): q.synchronize()
+  """Run kernels and copies on the devices' queues side by side, and wait for all of them (see QueuedPlan)."""
+  if capturing is not None: capturing.extend(ops)
+  QueuedPlan(ops).run()
 
 def _queued_kernel(p: Program, dev: Any, dev_name: str, bufs: list[Buffer], threads: int, ran: _Ran) -> None:
   if p.parallel: _omp_threads(threads)

@@ -75,6 +75,8 @@ class CStyleRenderer:
     written = {u.src[0] for u in uops if u.op is Ops.STORE}
     r: dict[UOp, str] = {s: render_const(s.arg, s.dtype) for u in uops for s in u.src if s.op is Ops.CONST}
     lines: list[str] = []
+    owners: list[list[UOp]] = []  # per emitted line, the uops it renders: the line's own and those inlined into it
+    folded: dict[UOp, list[UOp]] = {}  # an inlined uop's text holds these uops
     depth, counts = 1, Counter()
     acc_ops: dict[UOp, Ops] = {u.src[0]: u.arg for u in uops if u.op is Ops.ACC_UPDATE}
     first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
@@ -84,7 +86,11 @@ class CStyleRenderer:
     def name(prefix: str) -> str:
       counts[prefix] += 1
       return f"{prefix}{counts[prefix] - 1}"
-    def emit(s: str) -> None: lines.append("  " * depth + s)
+    def parts(u: UOp) -> list[UOp]:
+      return [u] + [x for s in u.src if s in inlined for x in folded.get(s, ())]
+    def emit(s: str, own: list[UOp] | None = None) -> None:
+      o = own if own is not None else parts(u)
+      for piece in ("  " * depth + s).split("\n"): lines.append(piece); owners.append(o)  # a renderer may emit two lines at once
     for i, u in enumerate(uops):
       op, dt = u.op, u.dtype
       prev_op = uops[i - 1].op if i else None
@@ -97,8 +103,8 @@ class CStyleRenderer:
         red_op = acc_ops.get(last_acc) if u.arg[1] == "reduce" and len(cur_accs) == 1 else None
         red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{r[last_acc]})" if red_op else ""
         simd = " simd" if red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(last_acc.dtype) and nxt.op is not Ops.RANGE else ""
-        if u is first_loop and p.parallel: emit(f"#pragma omp parallel for{simd}{red}")
-        elif simd: emit(f"#pragma omp simd{red}")
+        if u is first_loop and p.parallel: emit(f"#pragma omp parallel for{simd}{red}", [u])
+        elif simd: emit(f"#pragma omp simd{red}", [u])
         emit(self.loop_open(u, r[u])); depth += 1; continue
       if op is Ops.ENDRANGE: depth -= 1; emit("}"); continue
       if op is Ops.DEFINE_ACC:
@@ -117,7 +123,9 @@ class CStyleRenderer:
         copy = f"__builtin_memcpy(&{r[u]}, {r[u.src[0]]}+{r[u.src[1]]}, sizeof({r[u]}));"
         emit(copy if len(u.src) == 2 else f"if ({r[u.src[2]]}) {copy}"); continue
       if op is Ops.STORE and u.src[2].dtype.count > 1:
-        if u.src[2] in inlined: nm = name("alu"); emit(f"{u.src[2].dtype.cname} {nm} = {r[u.src[2]]};"); r[u.src[2]] = nm
+        if u.src[2] in inlined:
+          nm = name("alu"); emit(f"{u.src[2].dtype.cname} {nm} = {r[u.src[2]]};", folded.get(u.src[2], [u.src[2]])); r[u.src[2]] = nm
+          inlined.discard(u.src[2])
         emit(f"__builtin_memcpy({r[u.src[0]]}+{r[u.src[1]]}, &{r[u.src[2]]}, sizeof({r[u.src[2]]}));"); continue
       if op is Ops.LOAD:
         buf, idx = r[u.src[0]], r[u.src[1]]
@@ -133,16 +141,17 @@ class CStyleRenderer:
         spread = dt.count > 1 and op in VEC_SELECT  # scalar operands of a vector select or compare: one copy per lane
         if op is Ops.MAX or spread:  # operands that appear twice in the expression: name them, or nested maxes grow exponentially
           for s in u.src:
-            if s in inlined: inlined.discard(s); nm = name("alu"); emit(f"{s.dtype.cname} {nm} = {r[s]};"); r[s] = nm
+            if s in inlined: nm = name("alu"); emit(f"{s.dtype.cname} {nm} = {r[s]};", folded.get(s, [s])); inlined.discard(s); r[s] = nm
         args = [f"(({s.dtype.vec(dt.count).cname}){{{', '.join([r[s]] * dt.count)}}})" if spread and s.dtype.count == 1 and s.dtype != dtypes.bool
                 else r[s] for s in u.src]
         expr = _select(dt, *args) if op is Ops.WHERE and u.src[0].dtype.count > 1 else self.code_for_op[op](dt, args)
       else: raise NotImplementedError(f"the C renderer has no rule for {op}")
-      if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; inlined.add(u)  # used once: inline it
+      if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; folded[u] = parts(u); inlined.add(u)  # used once: inline it
       else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")
     params = ", ".join(self.param(pp, pp in written) for pp in p.params)
     # each float vector type and its lane mask type (int lanes of the same size: what GCC's vector compares return)
     vec_types = sorted({d.cname: d for u in uops if u.dtype.count > 1 for d in (u.dtype, dtypes.bool.vec(u.dtype.count))}.values(), key=lambda d: d.name)
+    p.line_uops = [[] for _ in vec_types] + [list(p.params)] + [list(dict.fromkeys(o)) for o in owners] + [[]]
     return "".join(map(_typedef, vec_types)) + f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"

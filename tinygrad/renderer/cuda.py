@@ -68,7 +68,9 @@ class CUDARenderer(CStyleRenderer):
     self._thread_index = _thread_index_lines([u for u in p.uops if u.op is Ops.RANGE and u.arg[1] == "global"])
     src = super().render(p).replace("_Float16", "half")  # the C renderer's half type, spelled the way the prelude defines it
     # OpenMP pragmas (simd reductions) mean nothing to a CUDA thread
-    return "\n".join(line for line in src.split("\n") if not line.lstrip().startswith("#pragma omp"))
+    keep = [not line.lstrip().startswith("#pragma omp") for line in src.split("\n")]
+    p.line_uops = [o for o, k in zip(p.line_uops, keep) if k]
+    return "\n".join(line for line, k in zip(src.split("\n"), keep) if k)
   def loop_open(self, r: UOp, name: str) -> str:
     if r.arg[1] != "global": return super().loop_open(r, name)
     first, index = self._thread_index[r]

@@ -1,22 +1,31 @@
 // The kernel's code pane: its coloured name, launch sizes, the rendered source with syntax highlighting and
-// line numbers, and the lowered uop list. `highlightNode` marks the program line and source line a graph node
-// produced, where linemap.js can tell.
+// line numbers, and the lowered uop list. `highlightNode` marks the source lines a graph node renders: exactly, from
+// the kernel's `line_uops` (the renderer says which uops each line holds); for traces without them, the program
+// line and source line linemap.js guesses. With line_uops a click on a source line selects its node (`onSelect`).
 import { highlight, tokensHTML } from "./highlight.js";
-import { mapNodesToUops, mapUopsToSource } from "./linemap.js";
+import { mapNodesToUops, mapUopsToSource, exactLineMaps } from "./linemap.js";
 import { kernelNameHTML, kernelHints } from "../kernelname.js";
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const fmtCount = (v) => (v >= 1e9 ? `${(v / 1e9).toFixed(2)} G` : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} K` : `${v}`);
 
 export class CodeView {
-  constructor(el) {
+  constructor(el, { onSelect = () => {} } = {}) {
     this.el = el;
     this.kernel = null;
     this.nodeToUop = new Map();
     this.uopToSrc = new Map();
+    this.exact = null;  // {nodeLines, lineNodes} from the kernel's line_uops
+    this.graphIds = new Set();
     el.addEventListener("click", (e) => {
       const row = e.target.closest(".uop-line");
-      if (row) this.markUop(Number(row.dataset.i), true);
+      if (row) { this.markUop(Number(row.dataset.i), true); return; }
+      const line = e.target.closest(".code-line");
+      if (line && this.exact) {
+        const ids = this.exact.lineNodes.get(Number(line.dataset.line)) ?? [];
+        const id = ids.find((i) => this.graphIds.has(i)) ?? ids[0];  // the line's own uop first, if this graph has it
+        if (id !== undefined) onSelect(id);
+      }
     });
   }
 
@@ -26,6 +35,7 @@ export class CodeView {
     if (!kernel) { this.el.innerHTML = `<div class="empty">${esc(message || "No kernel for this context.")}</div>`; return; }
     const src = highlight(kernel.src ?? "");
     this.uopToSrc = mapUopsToSource(kernel.uops ?? [], kernel.src ?? "");
+    this.exact = kernel.line_uops?.length ? exactLineMaps(kernel.line_uops) : null;
     const sizes = `global ${JSON.stringify(kernel.global_size ?? [])}${kernel.local_size?.length ? ` local ${JSON.stringify(kernel.local_size)}` : ""}`;
     this.el.innerHTML = `
       <div class="code-head">
@@ -41,10 +51,19 @@ export class CodeView {
   /** The graph now shown (its nodes), so a node can be found in the program. */
   setGraphNodes(nodes) {
     this.nodeToUop = this.kernel ? mapNodesToUops(nodes, this.kernel.uops ?? []) : new Map();
+    this.graphIds = new Set(nodes.map((u) => u.id));
   }
 
   /** Mark the lines node `id` produced; returns {uop, line} indices (-1 when unknown). */
   highlightNode(id, scroll = true) {
+    if (this.exact) {
+      for (const el of this.el.querySelectorAll(".hl")) el.classList.remove("hl");
+      const lines = id === null || id === undefined ? [] : this.exact.nodeLines.get(id) ?? [];
+      const els = lines.map((l) => this.el.querySelector(`.code-line[data-line="${l}"]`)).filter(Boolean);
+      for (const e of els) e.classList.add("hl");
+      if (scroll && els.length) els[0].scrollIntoView({ block: "center" });
+      return { uop: -1, line: lines.length ? lines[0] : -1, lines };
+    }
     const uop = id === null || id === undefined ? -1 : this.nodeToUop.get(id) ?? -1;
     return this.markUop(uop, scroll);
   }

@@ -87,3 +87,17 @@ export function mapUopsToSource(uopLines, src) {
   });
   return out;
 }
+
+/**
+ * The exact maps from a kernel's `line_uops` (per source line, the ids of the uops it renders; the line's own uop
+ * first): node id -> the source lines (0-based) that hold it, and line -> its node ids.
+ */
+export function exactLineMaps(lineUops) {
+  const nodeLines = new Map(), lineNodes = new Map();
+  lineUops.forEach((ids, line) => {
+    if (!ids?.length) return;
+    lineNodes.set(line, ids);
+    for (const id of ids) (nodeLines.get(id) ?? nodeLines.set(id, []).get(id)).push(line);
+  });
+  return { nodeLines, lineNodes };
+}
