@@ -163,19 +163,23 @@ buffers: "weakref.WeakKeyDictionary[Any, Buffer]" = weakref.WeakKeyDictionary()
 class HostQueue:
   """One in-order queue of work on its own thread: a host device's kernels ("CPU:1") or the copies into it ("CPU:1/copy").
   Queues run side by side (a compiled kernel releases the GIL while it runs); an item waits only for the items of
-  other queues it names (the writers of what it reads), so CPU:1 never waits for CPU:0 unless it reads its output."""
+  other queues it names (the writers of what it reads), so CPU:1 never waits for CPU:0 unless it reads its output.
+  A batch of items goes in at once (submit_batch), numbered from 1 within the batch: the caller's thread then only
+  waits, and holds no GIL the queues need."""
   def __init__(self, name: str):
-    self.name, self.submitted, self.done, self.error = name, 0, 0, None
+    self.name, self.base, self.submitted, self.done, self.error = name, 0, 0, 0, None
     self._items: list = []
     self._cv = threading.Condition()
     threading.Thread(target=self._loop, name=f"tinygrad-{name}", daemon=True).start()
-  def submit(self, fn, deps: list[tuple[HostQueue, int]]) -> int:
-    """Queue fn() to run after each (queue, n) in deps has finished its n-th item; returns this item's number."""
+  def start_batch(self) -> None:
+    """Number the next batch's items from here (call on every queue of a batch before submitting to any)."""
+    self.base = self.submitted
+  def submit_batch(self, items: list[tuple[Any, list[tuple[HostQueue, int]]]]) -> None:
+    """Queue each fn() to run after each (queue, k) in its deps has finished the k-th item of this batch."""
     with self._cv:
-      self.submitted += 1
-      self._items.append((fn, deps, self.submitted))
+      self._items.extend((fn, deps, self.submitted + i + 1) for i, (fn, deps) in enumerate(items))
+      self.submitted += len(items)
       self._cv.notify_all()
-      return self.submitted
   def wait(self, n: int) -> None:
     if self.done >= n: return
     with self._cv:
@@ -188,14 +192,15 @@ class HostQueue:
     while True:
       with self._cv:
         while not self._items: self._cv.wait()
-        fn, deps, n = self._items.pop(0)
-      for q, k in deps: q.wait(k)
-      try: fn()
-      except BaseException as e: self.error = self.error or e  # noqa: BLE001  (re-raised by synchronize)
-      del fn
-      with self._cv:
-        self.done = n
-        self._cv.notify_all()
+        batch, self._items = self._items, []
+      for fn, deps, n in batch:
+        for q, k in deps: q.wait(q.base + k)
+        try: fn()
+        except BaseException as e: self.error = self.error or e  # noqa: BLE001  (re-raised by synchronize)
+        with self._cv:
+          self.done = n
+          self._cv.notify_all()
+      del batch, fn
 
 _queues: dict[str, HostQueue] = {}
 def host_queue(name: str) -> HostQueue:

@@ -32,10 +32,10 @@ class TinyJit:
     self._input_kernels: set[int] = set()
     self._direct: list[tuple[Callable, list[int]] | None] | bool | None = None  # bare calls for the replay, once built
     self._totals = (0, 0, 0)
-    self._side_by_side = False
+    self._side_by_side, self._plan = False, None
     functools.update_wrapper(self, fxn)
   def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj)  # works on methods too
-  def reset(self) -> None: self.cnt, self.captured, self.ret, self._direct = 0, [], None, None
+  def reset(self) -> None: self.cnt, self.captured, self.ret, self._direct, self._plan = 0, [], None, None, None
 
   def _inputs(self, args, kwargs) -> list[Tensor]:
     ts = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
@@ -68,7 +68,9 @@ class TinyJit:
         b = _input_buffer(t)
         if b.is_host: mv = b.as_memoryview().cast("I"); mv[0] = (mv[0] + 1) & 0xFFFFFFFF
         else: b.copyin(((int.from_bytes(b.copyout(), "little") + 1) & 0xFFFFFFFF).to_bytes(4, "little"))  # waits for the GPU once a step
-      if self._side_by_side: R.run_queued(self.captured)  # several CPU devices: each on its own queue
+      if self._side_by_side:  # several CPU devices: each on its own queue, the plan made once
+        if self._plan is None: self._plan = R.QueuedPlan(self.captured)
+        self._plan.run()
       elif tracing.tracer is not None or DEBUG >= 2 or not self._replay_direct():
         for p, dev, bufs in self.captured:
           if p is None: R.exec_copy(bufs[1], bufs[0])
@@ -86,7 +88,7 @@ class TinyJit:
       self.input_slots = [[(i, j) for i, (_, _, bufs) in enumerate(self.captured) for j, b in enumerate(bufs) if b is ib] for ib in in_bufs]
       self._input_kernels, self._direct = {i for slots in self.input_slots for i, _ in slots}, None
       self.signature, self.ret = sig, ret
-      self._side_by_side = R.side_by_side([dev for p, dev, _ in self.captured if p is not None])
+      self._side_by_side, self._plan = R.side_by_side([dev for p, dev, _ in self.captured if p is not None]), None
     else:
       ret = self.fxn(*args, **kwargs)
       Tensor.realize_all([t for t in _tensors_in(ret)])

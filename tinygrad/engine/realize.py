@@ -43,7 +43,8 @@ def get_program(ast: UOp, device: str) -> Program:
   st = perf_ns()
   renderer = Device.renderer(device)  # the device itself opens only to compile: CUDA source renders without a GPU
   with track_context("kernel", name) as tc:
-    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU", max_upcast=renderer.max_upcast)
+    tried: list[dict] = []
+    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU", max_upcast=renderer.max_upcast, tried=tried)
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
   first = next((u for u in p.uops if u.op is Ops.RANGE), None)
   # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
@@ -56,7 +57,7 @@ def get_program(ast: UOp, device: str) -> Program:
   p.kernel_id = -1  # type: ignore[attr-defined]
   if (t := tracing.tracer) is not None:
     local = renderer.local_size(p) if hasattr(renderer, "local_size") else ()
-    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops)  # type: ignore[attr-defined]
+    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops, tried)  # type: ignore[attr-defined]
     t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
   if DEBUG >= 4: print(p.src)
   _programs[key] = p
