@@ -95,6 +95,7 @@ class Kernel:
   ctx: int | None        # its codegen context: the link from the timeline to the graphs
   uops: list[str]
   line_uops: list[list[int]] = field(default_factory=list)  # per line of src, the ids of the uops it renders
+  plans: list[dict[str, Any]] = field(default_factory=list)  # the optimizer's candidates: {name, cost, chosen, why}
 
 @dataclass(slots=True)
 class Span:

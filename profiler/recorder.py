@@ -149,14 +149,16 @@ class Recorder:
   # *** kernels and the timeline ***
 
   def kernel(self, name: str, device: str, src: str, global_size: tuple[int, ...], local_size: tuple[int, ...],
-             flops: int, mem_bytes: int, ctx_id: int, uops: list[str], line_uops: list[list[Any]] | None = None) -> int:
+             flops: int, mem_bytes: int, ctx_id: int, uops: list[str], line_uops: list[list[Any]] | None = None,
+             plans: list[dict[str, Any]] | None = None) -> int:
     kid = next(self._kernel_n)
     lines: list[list[int]] = []
     if line_uops and self.capture_rewrites:  # the exact code <-> graph link: ids of uops interned in this trace
       ids = self._uop_ids
       lines = [[ids[id(u)] if id(u) in ids else self._intern(u) for u in line] for line in line_uops]
     self._q.append(Kernel(kid, name, device, src, tuple(int(x) for x in global_size), tuple(int(x) for x in local_size),
-                          int(flops), int(mem_bytes), ctx_id, [str(u) for u in uops], lines))
+                          int(flops), int(mem_bytes), ctx_id, [str(u) for u in uops], lines,
+                          [dict(p) for p in plans] if plans else []))
     return kid
 
   def span(self, track: str, name: str, start_ns: int, end_ns: int, cat: str, args: dict[str, Any]) -> None:

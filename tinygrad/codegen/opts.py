@@ -142,7 +142,8 @@ def _try(plan: Plan, t) -> tuple[tuple[UOp, list[UOp]] | None, _RewriteLog | Non
 
 stats = {"searched": 0, "remembered": 0}
 
-def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: int = MAX_UPCAST) -> tuple[UOp, list[UOp]]:
+def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: int = MAX_UPCAST,
+               tried: list[dict] | None = None) -> tuple[UOp, list[UOp]]:
   """vector: the device's renderer has vector types (the CPU's C has, via GCC vector extensions). max_upcast: copies
   per loop iteration (a GPU thread wants few accumulators: its registers are shared by many threads). Of the candidate
   plans the one whose inner loop costs least per accumulated lane (loop_cost) wins; the choice is kept on disk, so the
@@ -152,18 +153,25 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: 
   sink = graph_step(sink, merge_reduce_loops, name="opt: merge reduce loops")
   plans = candidate_plans(sink, granges, vector, max_upcast)
   if not plans: return sink, granges
-  if len(plans) == 1: return plans[0][1]()  # type: ignore[return-value]
+  # tried (for the trace's plans panel): each plan's name, estimated cost and whether it was chosen
+  note = tried.append if tried is not None else (lambda _: None)
+  if len(plans) == 1:
+    note({"name": plans[0][0], "cost": None, "chosen": True, "why": "the only plan"})
+    return plans[0][1]()  # type: ignore[return-value]
   key = plan_cache.plan_key(sink, vector, max_upcast)
   if (name := plan_cache.remembered(key)) is not None and (plan := dict(plans).get(name)) is not None and (res := plan()) is not None:
     stats["remembered"] += 1
+    note({"name": name, "cost": None, "chosen": True, "why": f"remembered from an earlier search ({len(plans)} plans)"})
     return res
   stats["searched"] += 1
   t = tracing.tracer
-  built = []
-  for name, plan in plans:
-    res, log = _try(plan, t)
-    if res is not None: built.append((name, res, log))
-  name, res, log = min(built, key=lambda nrl: loop_cost(nrl[1][0]))
+  tries = [(name, *_try(plan, t)) for name, plan in plans]
+  built = [(n, res, log, loop_cost(res[0])) for n, res, log in tries if res is not None]
+  name, res, log, _ = min(built, key=lambda b: b[3])
+  costs = {n: c for n, _, _, c in built}
+  for n, _, _ in tries:  # in the order the plans were made
+    if n not in costs: note({"name": n, "cost": None, "chosen": False, "why": "does not apply"})
+    else: note({"name": n, "cost": round(costs[n], 3), "chosen": n == name, "why": "cheapest" if n == name else ""})
   if log is not None: log.replay(t)
   plan_cache.remember(key, name)
   return res  # type: ignore[return-value]

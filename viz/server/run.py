@@ -156,7 +156,7 @@ class Run:
     if k.id not in self.kernels: self.kernel_order.append(k.id); self._pending_kernels += 1
     self.kernels[k.id] = {"id": k.id, "name": k.name, "device": k.device, "ctx": k.ctx, "global_size": list(k.global_size),
                           "local_size": list(k.local_size), "flops": k.flops, "mem_bytes": k.bytes, "src": k.src, "uops": k.uops,
-                          "line_uops": k.line_uops}
+                          "line_uops": k.line_uops, "plans": k.plans}
 
   def _span(self, d: dict[str, Any]) -> None:
     track, name, start, end, cat = d["track"], d["name"], d["start_ns"], d["end_ns"], d["cat"]
@@ -229,7 +229,7 @@ class Run:
 
   def kernel_json(self, kid: int, full: bool = False) -> dict[str, Any]:
     k = self.kernels[kid]
-    return dict(k) if full else {n: v for n, v in k.items() if n not in ("src", "uops", "line_uops")}
+    return dict(k) if full else {n: v for n, v in k.items() if n not in ("src", "uops", "line_uops", "plans")}
 
   def contexts_json(self) -> dict[str, Any]:
     return {"contexts": [self.context_json(c) for c in self.contexts.values()],

@@ -9,6 +9,17 @@ import { kernelNameHTML, kernelHints } from "../kernelname.js";
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const fmtCount = (v) => (v >= 1e9 ? `${(v / 1e9).toFixed(2)} G` : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} K` : `${v}`);
 
+/** The optimizer's plans for the kernel: each with the cost model's estimate (lower wins) and the one that was chosen. */
+function plansHTML(plans) {
+  if (!plans?.length) return "";
+  const chosen = plans.find((p) => p.chosen);
+  const rows = plans.map((p) => `<tr class="${p.chosen ? "chosen" : ""}"><td>${p.chosen ? "✓" : ""}</td><td>${esc(p.name)}</td>` +
+    `<td class="num mono">${p.cost === null || p.cost === undefined ? "–" : p.cost.toFixed(3)}</td><td class="muted">${esc(p.why ?? "")}</td></tr>`).join("");
+  return `<details class="plans" open><summary><h3>Plans <span class="muted">(${plans.length}; ` +
+    `${esc(chosen ? `chose ${chosen.name}` : "none chosen")})</span></h3></summary>` +
+    `<table class="plan-table"><tr><th></th><th>plan</th><th class="num">est. cost</th><th></th></tr>${rows}</table></details>`;
+}
+
 export class CodeView {
   constructor(el, { onSelect = () => {} } = {}) {
     this.el = el;
@@ -42,6 +53,7 @@ export class CodeView {
         <div class="kernel-name">${kernelNameHTML(kernel.name, kernelHints(kernel))}</div>
         <div class="muted mono">${esc(kernel.device)} · ${esc(sizes)} · ${fmtCount(kernel.flops ?? 0)}FLOP · ${fmtCount(kernel.mem_bytes ?? 0)}B</div>
       </div>
+      ${plansHTML(kernel.plans)}
       <h3>Source <span class="muted">(${src.length} lines)</span></h3>
       <pre class="code src-code">${src.map((toks, i) => `<div class="code-line" data-line="${i}"><span class="ln">${i + 1}</span>${tokensHTML(toks) || " "}</div>`).join("")}</pre>
       <h3>UOps <span class="muted">(${(kernel.uops ?? []).length}, in program order)</span></h3>
