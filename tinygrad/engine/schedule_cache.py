@@ -29,7 +29,8 @@ class _Item:
 class _Template:
   made: tuple[tuple[Any, ...], ...]  # ("new", device, size, dtype) or ("alias", leaf index) per buffer the schedule creates
   items: tuple[_Item, ...]
-  becomes: tuple[tuple[Ref, tuple[int, ...]], ...]  # per target: the buffer it becomes a view of, and the view's shape
+  # per target: the buffer it becomes a view of and the view's shape; for a multi-device one ("multi", axis, those per device)
+  becomes: tuple[tuple[Any, ...], ...]
 
 _cache: OrderedDict[UOp, _Template] = OrderedDict()
 stats = {"hits": 0, "misses": 0}
@@ -55,10 +56,14 @@ def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], leaves: list[U
     if srcs is None or any(b not in ref for b in srcs): return None
     out.append(_Item(it.kind, it.params_ast if it.kind == "kernel" else None, tuple(ref[b] for b in srcs), tuple(ref[o] for o in it.outputs),
                      ref[it.overwrites] if it.overwrites is not None else None, it.ast.src[1] if it.kind == "copy" else None))
-  views = []
+  views: list = []
   for t in targets:
-    if (b := _base(v := becomes[t])).op is not Ops.BUFFER or b not in ref: return None
-    views.append((ref[b], v.shape))
+    v = becomes[t]
+    pieces = []
+    for s in (v.src if v.op is Ops.MULTI else (v,)):  # a multi-device target: a view per device, and its axis
+      if (b := _base(s)).op is not Ops.BUFFER or b not in ref: return None
+      pieces.append((ref[b], s.shape))
+    views.append(("multi", v.arg, tuple(pieces)) if v.op is Ops.MULTI else pieces[0])
   return _Template(tuple(made), tuple(out), tuple(views))
 
 def _instantiate(tpl: _Template, leaves: list[UOp], targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
@@ -72,7 +77,11 @@ def _instantiate(tpl: _Template, leaves: list[UOp], targets: list[UOp]) -> tuple
     else:
       src = get(it.bufs[0])
       items.append(ScheduleItem("copy", UOp(Ops.COPY, src.dtype, (src, it.copy_to)), outs))
-  return items, {t: view_of(get(r), shape) for t, (r, shape) in zip(targets, tpl.becomes)}
+  def view(b: tuple) -> UOp:
+    if b[0] != "multi": return view_of(get(b[0]), b[1])
+    srcs = tuple(view_of(get(r), shape) for r, shape in b[2])
+    return UOp(Ops.MULTI, srcs[0].dtype, srcs, b[1])
+  return items, {t: view(b) for t, b in zip(targets, tpl.becomes)}
 
 def lookup(targets: list[UOp]) -> tuple[UOp | None, list[UOp], tuple[list[ScheduleItem], dict[UOp, UOp]] | None]:
   """(key, the graph's buffers, the schedule if this graph was scheduled before, else None)."""
