@@ -59,9 +59,11 @@ class Track:
     if (i := self._name_ids.get(name)) is None: i = self._name_ids[name] = len(self.names); self.names.append(name)
     if (c := self._cat_ids.get(cat)) is None: c = self._cat_ids[cat] = len(self.cats); self.cats.append(cat)
     k = args.get("kernel") if args else None
+    kid = k if type(k) is int and -2**31 <= k < 2**31 else -1
+    if kid >= 0 and len(args) == 1: args = None  # {"kernel": k} alone (every kernel run): the column holds it
     self.start.append(start); self.end.append(max(end, start))
     self.name_idx.append(i); self.cat_idx.append(c)
-    self.kernel.append(k if type(k) is int and -2**31 <= k < 2**31 else -1)
+    self.kernel.append(kid)
     self.args.append(at if at is not None and args else (args or None))
     self._sorted = None
 
@@ -158,6 +160,7 @@ class Timeline:
     i = int(s.order[index])
     args = track.args[i]
     if isinstance(args, int): args = self.spill(args) if self.spill is not None else {}
+    if args is None and track.kernel[i] >= 0: args = {"kernel": track.kernel[i]}
     return {"name": track.names[track.name_idx[i]], "track": track.id, "track_name": track.name,
             "start_ns": track.start[i], "end_ns": track.end[i], "cat": track.cats[track.cat_idx[i]],
             "args": args or {}, "depth": int(s.depth[index]), "kernel": track.kernel[i]}
