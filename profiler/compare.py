@@ -151,23 +151,14 @@ def comparison_json(c: Comparison, label_a: str, label_b: str) -> dict[str, Any]
 
 def main(argv: list[str]) -> int:
   """`compare A B [--json]`: A and B each one trace file, or tinygrad's rewrites.pkl and profile.pkl of one run."""
-  from profiler.load import group_paths, load_group
-  from profiler.tracefile import TraceError
+  from profiler.load import group_paths, load_groups_reporting
   as_json = "--json" in argv
   files = [a for a in argv if a != "--json"]
   groups = group_paths(files) if files else []
   if len(groups) != 2 or any(a.startswith("-") for a in files):
     print("usage: tinyviz compare A B [--json]   (A, B: trace files; tinygrad's rewrites.pkl.X profile.pkl.X count as one)", file=sys.stderr)
     return 2
-  traces = []
-  for g in groups:
-    label = " + ".join(g)
-    try: t = load_group(g)
-    except (OSError, TraceError) as e:
-      print(f"tinyviz: {label}: {e}", file=sys.stderr)
-      return 1
-    for w in t.warnings: print(f"warning: {label}: {w}", file=sys.stderr)
-    traces.append((label, t))
+  if (traces := load_groups_reporting(groups)) is None: return 1
   (la, ta), (lb, tb) = traces
   c = compare(ta.events, tb.events)
   try: print(json.dumps(comparison_json(c, la, lb), indent=1) if as_json else format_comparison(c, la, lb), flush=True)

@@ -164,3 +164,18 @@ def _pickle_bytes(chunks: Iterator[bytes], label: str) -> bytes:
   data = b"".join(_capped(chunks, warnings))
   if warnings: raise TraceError(f"{label}: {warnings[0]}")
   return data
+
+def load_groups_reporting(groups: list[list[str]]) -> list[tuple[str, Trace]] | None:
+  """For the terminal commands: each group read as one run, named by its files, its warnings on stderr; None, after
+  saying which and why, when one cannot be read."""
+  import sys
+  out = []
+  for g in groups:
+    label = " + ".join(g)
+    try: t = load_group(g)
+    except (OSError, TraceError) as e:
+      print(f"tinyviz: {label}: {e}", file=sys.stderr)
+      return None
+    for w in t.warnings: print(f"warning: {label}: {w}", file=sys.stderr)
+    out.append((label, t))
+  return out

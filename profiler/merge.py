@@ -85,8 +85,8 @@ def main(argv: list[str]) -> int:
   """`merge A B ... -o OUT`: the runs as one trace file of ours."""
   import sys
   from profiler.events import to_json
-  from profiler.load import group_paths, load_group
-  from profiler.tracefile import TraceError, TraceWriter
+  from profiler.load import group_paths, load_groups_reporting
+  from profiler.tracefile import TraceWriter
   if "-o" not in argv or argv.index("-o") == len(argv) - 1:
     print("usage: tinyviz merge A B ... -o OUT.tinyviz.jsonl", file=sys.stderr)
     return 2
@@ -96,15 +96,7 @@ def main(argv: list[str]) -> int:
   if len(groups) < 2:
     print("usage: tinyviz merge A B ... -o OUT.tinyviz.jsonl (at least two runs)", file=sys.stderr)
     return 2
-  traces = []
-  for g in groups:
-    label = " + ".join(g)
-    try: t = load_group(g)
-    except (OSError, TraceError) as e:
-      print(f"tinyviz: {label}: {e}", file=sys.stderr)
-      return 1
-    for w in t.warnings: print(f"warning: {label}: {w}", file=sys.stderr)
-    traces.append((label, t))
+  if (traces := load_groups_reporting(groups)) is None: return 1
   try: events, warns = merge(traces)
   except ValueError as e:
     print(f"tinyviz: cannot merge: {e}", file=sys.stderr)
