@@ -116,6 +116,16 @@ def test_select_kernel_span_and_open_its_rewrites(page, tl_server, artifacts):
   assert re.search(r"duration\s+[\d.]+ (ns|µs|ms)", text)
   pg.wait_for_function("location.hash.includes('span=')", timeout=10000)
   pg.screenshot(path=str(artifacts / "timeline_selected.png"))
+  # a host codegen span of a kernel shows the kernel's work, but no rate: GFLOPS over compile time means nothing
+  cg = pg.evaluate(f"""() => {{ for (const t of {TL}.debug.model.tracks) {{ const c = t.chunk;
+    for (let i = 0; i < c.n; i++) if (c.cat[i] === 3) return {{ track: t.id, index: c.index[i] }}; }} return null; }}""")
+  assert cg is not None, "the trace has codegen spans"
+  pg.evaluate(f"(s) => {TL}.debug.view.select(s, true)", cg)
+  pg.wait_for_function(f"{TL}.debug.view.selected && {TL}.debug.view.selected.index === {cg['index']}")
+  cg_text = details.inner_text()
+  assert "codegen" in cg_text and "FLOPs" in cg_text and "GFLOPS" not in cg_text and "GB/s" not in cg_text, cg_text
+  pg.evaluate(f"(s) => {TL}.debug.view.select(s, true)", sel)
+  pg.wait_for_function(f"{TL}.debug.view.selected && {TL}.debug.view.selected.index === {sel['index']}")
   details.locator("button", has_text="Open in rewrite explorer").click()
   pg.wait_for_function("location.hash.startsWith('#/rewrites') && location.hash.includes('ctx=')", timeout=10000)
   assert "kernel=" in pg.evaluate("location.hash")

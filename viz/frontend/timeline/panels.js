@@ -48,8 +48,9 @@ export function spanDetails(box, s, extra, on) {
     const flops = k?.flops ?? a.flops ?? a.kernel_info?.flops, bytes = k?.mem_bytes ?? k?.bytes ?? a.bytes ?? a.kernel_info?.bytes;
     const gs = k?.global_size ?? a.global_size ?? a.kernel_info?.global_size, ls = k?.local_size ?? a.local_size ?? a.kernel_info?.local_size;
     rows.push(["global size", gs ? `[${gs.join(", ")}]` : "-"], ["local size", ls && ls.length ? `[${ls.join(", ")}]` : "-"],
-      ["FLOPs", formatCount(flops)], ["bytes", bytes == null ? "-" : `${formatCount(bytes)} (${formatBytes(bytes)})`],
-      ["GFLOPS", formatRate(flops / s.dur)], ["GB/s", formatRate(bytes / s.dur)]);
+      ["FLOPs", formatCount(flops)], ["bytes", bytes == null ? "-" : `${formatCount(bytes)} (${formatBytes(bytes)})`]);
+    // a rate only for the kernel's run: over a codegen or compile span it would be the kernel's work per compile time
+    if (s.cat === 0) rows.push(["GFLOPS", formatRate(flops / s.dur)], ["GB/s", formatRate(bytes / s.dur)]);
   } else if (a.bytes != null) rows.push(["bytes", `${formatCount(a.bytes)} (${formatBytes(a.bytes)})`], ["GB/s", formatRate(a.bytes / s.dur)]);
   const shown = new Set(["kernel", "flops", "bytes", "global_size", "local_size", "kernel_info"]);
   for (const [key, v] of Object.entries(a)) if (!shown.has(key)) rows.push([key, typeof v === "object" ? JSON.stringify(v) : String(v)]);
