@@ -104,3 +104,18 @@ test("busy time counts overlapping spans once", () => {
   assert.equal(busyTime(Float64Array.of(0, 5, 20), Float64Array.of(10, 10, 5)), 20);
   assert.equal(busyTime(new Float64Array(0), new Float64Array(0)), 0);
 });
+
+test("self time: nested spans count once; the summary's total is the sum of self times", async () => {
+  const { selfTimes } = await import("../../viz/frontend/timeline/aggregate.js");
+  // outer [0,100) holds inner [10,40) which holds deep [20,30); inner2 [50,60); then a separate span [100,110)
+  assert.deepEqual([...selfTimes([0, 10, 20, 50, 100], [100, 30, 10, 10, 10])], [60, 20, 10, 10, 10]);
+  const m = new TimelineModel({ start_ns: 0, end_ns: 200, tracks: [{ id: 1, name: "python/thread 1", kind: "thread", n_spans: 3 }] });
+  m.setChunk(1, decodeSpans(encodeSpans([{ name: "aten::linear", start: 0, dur: 100, cat: "other" },
+    { name: "aten::matmul", start: 10, dur: 60, cat: "other" }, { name: "aten::add", start: 80, dur: 10, cat: "other" }])));
+  const s = kernelSummary(m.loaded(), m.names);
+  const by = Object.fromEntries(s.rows.map(r => [r.name, r]));
+  assert.equal(by["aten::linear"].total, 100);
+  assert.equal(by["aten::linear"].self, 30);
+  assert.equal(by["aten::matmul"].self, 60);
+  assert.equal(s.total, 100, "the trace's 100 ns, not the 170 ns of all spans summed");
+});

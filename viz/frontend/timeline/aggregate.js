@@ -37,8 +37,10 @@ export function groupByName(tracks, names, t0, t1) {
  * The kernel summary of a run: kernel spans (cat "kernel") grouped by name and device, with FLOPs and bytes from
  * the kernel records (`kernels`: Map id -> {flops, mem_bytes, ctx}). A run without kernel spans (a CPU-only Chrome
  * trace) is summed over all its spans, and the result says so. Returns {rows, allSpans, total}; rows:
- * {name, gid, device, count, total, mean, min, max, flops, bytes, gflops, gbs, kernel (an id or -1), first, longest}
- * by total time, `first` and `longest` as {track, index}. Typed-array sums: a million spans take tens of ms.
+ * {name, gid, device, count, total, self, mean, min, max, flops, bytes, gflops, gbs, kernel (an id or -1), first, longest}
+ * by total time, `first` and `longest` as {track, index}; `self` is the time not spent in spans nested inside (a
+ * Chrome trace's op spans nest; kernels do not), and `total` of the result sums self times, so nothing counts twice.
+ * Typed-array sums: a million spans take tens of ms.
  */
 export function kernelSummary(tracks, names, kernels = new Map()) {
   const anyKernel = tracks.some(tr => tr.chunk.cat.includes(CAT.kernel));
@@ -47,14 +49,15 @@ export function kernelSummary(tracks, names, kernels = new Map()) {
   for (const tr of tracks) {
     const { start, dur, name, cat, kernel } = tr.chunk, device = tr.device ?? tr.name ?? "";
     let a = byDevice.get(device);
-    if (!a) byDevice.set(device, a = { count: new Uint32Array(G), total: new Float64Array(G), min: new Float64Array(G).fill(Infinity),
+    const self = selfTimes(start, dur);
+    if (!a) byDevice.set(device, a = { count: new Uint32Array(G), total: new Float64Array(G), self: new Float64Array(G), min: new Float64Array(G).fill(Infinity),
       max: new Float64Array(G).fill(-Infinity), flops: new Float64Array(G), bytes: new Float64Array(G), kernel: new Int32Array(G).fill(-1),
       first: new Array(G), firstStart: new Float64Array(G).fill(Infinity), longest: new Array(G) });
     let lastId = -2, lastK;
     for (let i = 0; i < dur.length; i++) {
       if (anyKernel && cat[i] !== CAT.kernel) continue;
       const g = tr.gid[name[i]], d = Math.max(dur[i], 0);
-      a.count[g]++; a.total[g] += d; total += d;
+      a.count[g]++; a.total[g] += d; a.self[g] += self[i]; total += self[i];
       if (d < a.min[g]) a.min[g] = d;
       if (d > a.max[g]) { a.max[g] = d; a.longest[g] = { track: tr.id, index: i }; }
       if (start[i] < a.firstStart[g]) { a.firstStart[g] = start[i]; a.first[g] = { track: tr.id, index: i }; }
@@ -69,11 +72,29 @@ export function kernelSummary(tracks, names, kernels = new Map()) {
   for (const [device, a] of byDevice) for (let g = 0; g < G; g++) {
     if (!a.count[g]) continue;
     const t = a.total[g];
-    rows.push({ name: names[g], gid: g, device, count: a.count[g], total: t, mean: t / a.count[g], min: a.min[g], max: a.max[g],
+    rows.push({ name: names[g], gid: g, device, count: a.count[g], total: t, self: a.self[g], mean: t / a.count[g], min: a.min[g], max: a.max[g],
       flops: a.flops[g], bytes: a.bytes[g], gflops: a.flops[g] && t ? a.flops[g] / t : NaN, gbs: a.bytes[g] && t ? a.bytes[g] / t : NaN,
       kernel: a.kernel[g], first: a.first[g], longest: a.longest[g] });
   }
   return { rows: sortRows(rows, "total", -1), allSpans: !anyKernel, total };
+}
+
+/**
+ * Each span's self time: its duration less that of the spans directly inside it on the track (spans in start order,
+ * longer first on a tie, as chunks hold them). One pass with a stack of the open spans.
+ */
+export function selfTimes(start, dur) {
+  const out = new Float64Array(dur.length), stack = [];
+  for (let i = 0; i < dur.length; i++) out[i] = Math.max(dur[i], 0);
+  for (let i = 0; i < dur.length; i++) {
+    const s = start[i], e = s + out[i];
+    while (stack.length && start[stack.at(-1)] + Math.max(dur[stack.at(-1)], 0) <= s) stack.pop();
+    const p = stack.at(-1);
+    if (p !== undefined && e <= start[p] + Math.max(dur[p], 0)) out[p] -= e - s;
+    stack.push(i);
+  }
+  for (let i = 0; i < out.length; i++) if (out[i] < 0) out[i] = 0;
+  return out;
 }
 
 /** Rows sorted by `key` (dir -1: descending); strings compare naturally, NaN sorts last; ties keep name order. */

@@ -87,7 +87,8 @@ export function areaTable(box, area, rows, sort, on) {
 
 const COLS_SUMMARY = [
   { key: "name", label: "kernel" }, { key: "device", label: "device" }, { key: "count", label: "count", num: true, fmt: formatCount },
-  { key: "total", label: "total", num: true, fmt: formatDuration }, { key: "share", label: "%", num: true, fmt: v => (v * 100).toFixed(1) },
+  { key: "total", label: "total", num: true, fmt: formatDuration }, { key: "self", label: "self", num: true, fmt: formatDuration },
+  { key: "share", label: "% (self)", num: true, fmt: v => (v * 100).toFixed(1) },
   { key: "mean", label: "mean", num: true, fmt: formatDuration }, { key: "gflops", label: "GFLOPS", num: true, fmt: formatRate },
   { key: "gbs", label: "GB/s", num: true, fmt: formatRate },
 ];
@@ -105,10 +106,10 @@ export function summaryTable(box, summary, state, on) {
     box.replaceChildren(h("div", { class: "tl-dhead" }, input, h("span", { class: "tl-muted tl-count" })), h("div", { class: "tl-tablebox" }));
   }
   if (input.value !== state.filter && document.activeElement !== input) input.value = state.filter;
-  const rows = filterRows(summary.rows, state.filter).map(r => Object.assign(r, { share: summary.total ? r.total / summary.total : 0 }));
+  const rows = filterRows(summary.rows, state.filter).map(r => Object.assign(r, { share: summary.total ? r.self / summary.total : 0 }));
   const sorted = sortRows(rows, state.sort.key, state.sort.dir);
   const what = summary.allSpans ? "names (no kernel spans in this run: all spans summed)" : "kernels";
-  box.querySelector(".tl-count").textContent = ` ${rows.length} of ${summary.rows.length} ${what}, ${formatDuration(summary.total)} in all` +
+  box.querySelector(".tl-count").textContent = ` ${rows.length} of ${summary.rows.length} ${what}, ${formatDuration(summary.total)} in all (self times: nested spans count once)` +
     (sorted.length > MAX_ROWS ? `; first ${MAX_ROWS} shown` : "");
   const cols = summary.allSpans ? [{ ...COLS_SUMMARY[0], label: "name" }, ...COLS_SUMMARY.slice(1)] : COLS_SUMMARY;
   const tbl = table(cols, sorted.slice(0, MAX_ROWS), state.sort, on, "tl-summary-table", r =>
