@@ -9,7 +9,7 @@ import hashlib, json, os, sys
 from dataclasses import dataclass, field, asdict
 from typing import Any
 from profiler.events import Event, Kernel, Span
-from profiler.summary import fmt_ns, is_kernel_cat, _table
+from profiler.summary import fmt_ns, is_kernel_cat, self_times, _table
 
 @dataclass
 class Side:
@@ -46,20 +46,8 @@ class Comparison:
 SpanRow = tuple[str, str, int, int, str, "int | None"]
 KernelInfo = dict[int, tuple[str, str]]
 
-def self_times(spans: list[SpanRow]) -> list[int]:
-  """Each span's time less the time of the spans directly nested in it on the same track."""
-  out = [max(0, s[3] - s[2]) for s in spans]
-  by_track: dict[str, list[int]] = {}
-  for i, s in enumerate(spans): by_track.setdefault(s[0], []).append(i)
-  for idx in by_track.values():
-    idx.sort(key=lambda i: (spans[i][2], -spans[i][3]))
-    stack: list[int] = []
-    for i in idx:
-      s = spans[i]
-      while stack and spans[stack[-1]][3] <= s[2]: stack.pop()
-      if stack and s[3] <= spans[stack[-1]][3]: out[stack[-1]] -= max(0, s[3] - s[2])
-      stack.append(i)
-  return [max(0, t) for t in out]
+def span_self_times(spans: list[SpanRow]) -> list[int]:
+  return self_times([(s[0], s[2], s[3]) for s in spans])
 
 def from_events(events: list[Event]) -> tuple[list[SpanRow], KernelInfo]:
   kernels = {e.id: (e.device, e.src) for e in events if isinstance(e, Kernel)}
@@ -68,7 +56,7 @@ def from_events(events: list[Event]) -> tuple[list[SpanRow], KernelInfo]:
   return spans, kernels
 
 def _sides(spans: list[SpanRow], kernels: KernelInfo) -> tuple[dict[str, Side], bool]:
-  selfs = self_times(spans)
+  selfs = span_self_times(spans)
   picked = [i for i, s in enumerate(spans) if is_kernel_cat(s[4])]
   all_spans = not picked
   if all_spans: picked = list(range(len(spans)))

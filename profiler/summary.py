@@ -14,6 +14,7 @@ class Row:
   device: str
   count: int = 0
   total_ns: int = 0
+  self_ns: int = 0    # less the time of spans nested inside (a Chrome trace's op spans nest; kernels do not)
   flops: int = 0      # summed over runs whose FLOPs are known
   bytes: int = 0
   @property
@@ -54,9 +55,25 @@ def _busy(intervals: list[tuple[int, int]]) -> int:
     elif e > end: total, end = total + (e - end), e
   return total
 
+def self_times(spans: list[tuple[str, int, int]]) -> list[int]:
+  """For (track, start_ns, end_ns) spans: each one's time less that of the spans directly nested in it on its track."""
+  out = [max(0, e - s) for _, s, e in spans]
+  by_track: dict[str, list[int]] = {}
+  for i, sp in enumerate(spans): by_track.setdefault(sp[0], []).append(i)
+  for idx in by_track.values():
+    idx.sort(key=lambda i: (spans[i][1], -spans[i][2]))
+    stack: list[int] = []
+    for i in idx:
+      _, s, e = spans[i]
+      while stack and spans[stack[-1]][2] <= s: stack.pop()
+      if stack and e <= spans[stack[-1]][2]: out[stack[-1]] -= max(0, e - s)
+      stack.append(i)
+  return [max(0, t) for t in out]
+
 def summarize(events: list[Event]) -> Summary:
   kernels = {e.id: e for e in events if isinstance(e, Kernel)}
   spans = [e for e in events if isinstance(e, Span)]
+  selfs = dict(zip(map(id, spans), self_times([(s.track, s.start_ns, s.end_ns) for s in spans])))
   picked = [s for s in spans if is_kernel_cat(s.cat)]
   all_spans = not picked
   if all_spans: picked = spans
@@ -68,6 +85,7 @@ def summarize(events: list[Event]) -> Summary:
     dev, (flops, nbytes), dur = _device(s, k), _work(s, k), max(0, s.end_ns - s.start_ns)
     for r in (rows.setdefault((s.name, dev), Row(s.name, dev)), devices.setdefault(dev, DeviceTotal("", dev))):
       r.count, r.total_ns, r.flops, r.bytes = r.count + 1, r.total_ns + dur, r.flops + flops, r.bytes + nbytes
+      r.self_ns += selfs[id(s)]
     intervals.setdefault(dev, []).append((s.start_ns, s.start_ns + dur))
   if not all_spans:
     for s in spans:
@@ -97,9 +115,9 @@ def _table(head: list[str], rows: list[list[str]], left: set[int]) -> list[str]:
 def format_summary(s: Summary, top: int = 30) -> str:
   what = "spans (no kernel spans in this trace)" if s.all_spans else "kernels"
   out = [f"top {min(top, len(s.kernels))} of {len(s.kernels)} {what} by total time"]
-  rows = [[r.name if len(r.name) <= 48 else r.name[:45] + "...", r.device, str(r.count), fmt_ns(r.total_ns), fmt_ns(r.mean_ns),
-           _rate(r.gflops), _rate(r.gbs)] for r in s.kernels[:top]]
-  out += _table(["name", "device", "count", "total", "mean", "GFLOPS", "GB/s"], rows, left={0, 1})
+  rows = [[r.name if len(r.name) <= 48 else r.name[:45] + "...", r.device, str(r.count), fmt_ns(r.total_ns), fmt_ns(r.self_ns),
+           fmt_ns(r.mean_ns), _rate(r.gflops), _rate(r.gbs)] for r in s.kernels[:top]]
+  out += _table(["name", "device", "count", "total", "self", "mean", "GFLOPS", "GB/s"], rows, left={0, 1})
   out += ["", "totals per device"]
   rows = [[d.device, str(d.count), fmt_ns(d.total_ns), fmt_ns(d.busy_ns), _rate(d.gflops), _rate(d.gbs),
            ", ".join(f"{c} {fmt_ns(t)}" for c, t in sorted(d.other_ns.items()))] for d in s.devices]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json, subprocess, sys
 from pathlib import Path
 import pytest
-from profiler.compare import compare, from_events, self_times
+from profiler.compare import compare, from_events, span_self_times
 from profiler.events import Kernel, Span
 from profiler.load import load
 from server_kit import ROOT, Server, env
@@ -65,7 +65,7 @@ def test_a_renamed_kernel_with_the_same_source_is_matched():
 def test_self_time_takes_out_nested_spans():
   spans = [Span("t", "outer", 0, 100, "op"), Span("t", "inner", 10, 40, "op"), Span("t", "deep", 20, 30, "op"),
            Span("t", "inner2", 50, 60, "op"), Span("u", "other track", 0, 100, "op")]
-  assert self_times(from_events(spans)[0]) == [60, 20, 10, 10, 100]
+  assert span_self_times(from_events(spans)[0]) == [60, 20, 10, 10, 100]
 
 def test_a_pytorch_trace_against_ours_compares_all_spans(runs):
   p = _cli(str(FIXTURES / "torch_cpu_trace.json.gz"), str(runs[0]), "--json")

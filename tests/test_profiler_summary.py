@@ -60,3 +60,13 @@ def test_cli_summary_and_export(tmp_path, capsys):
 def test_python_dash_m_summary():
   out = subprocess.run([sys.executable, "-m", "profiler.summary", TORCH + ".gz"], cwd=ROOT, capture_output=True, text=True)
   assert out.returncode == 0 and "aten::addmm" in out.stdout and out.stderr == ""
+
+def test_nested_spans_have_self_time():
+  from profiler.events import Span
+  from profiler.summary import summarize
+  spans = [Span("python/t1", "step", 0, 100, "cpu_op"), Span("python/t1", "aten::mm", 10, 70, "cpu_op"),
+           Span("python/t1", "aten::add", 80, 90, "cpu_op"), Span("python/t2", "step", 0, 50, "cpu_op")]
+  s = summarize(spans)
+  by = {r.name: r for r in s.kernels}
+  assert (by["step"].total_ns, by["step"].self_ns) == (150, 80)
+  assert (by["aten::mm"].total_ns, by["aten::mm"].self_ns) == (60, 60)
