@@ -18,7 +18,7 @@ MISSING: dict[str, str] = {
   **{n: _LEFT_OUT + ": hashing, hardware video decode, tinygrad's own RNG" for n in ("hash", "keccak", "decode_hevc_frame", "threefry", "random_bits")},
   **{n: _LEFT_OUT + ": linear algebra" for n in ("svd", "qr", "newton_schulz")},
   "bfloat16": "no bfloat16 dtype in this engine",
-  **{n: "not yet: shape op" for n in ("__delitem__", "pad_to", "shrink_to", "rearrange")},
+  **{n: "not yet: shape op" for n in ("pad_to", "shrink_to", "rearrange")},
   "shard_like": "not yet: multi-device",
 }
 
@@ -73,6 +73,10 @@ def test_creation_likes_and_consts():
   assert x.max_shape == (1, 3) and x.max_numel() == 3
   assert Tensor.invalids(2, 2).shape == (2, 2)
   np.testing.assert_equal(Tensor([1, 2]).realize(do_update_stats=False).numpy(), [1, 2])
+
+def test_del_item_is_a_clear_type_error():
+  t = Tensor([1, 2, 3])
+  with pytest.raises(TypeError, match="fixed shape"): del t[0]
 
 def test_contiguous_backward_keeps_values_and_gradients():
   import numpy as np, torch

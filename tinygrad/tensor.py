@@ -173,6 +173,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def __repr__(self): return f"<Tensor {self.uop.op} {self.shape} {self.dtype} on {self.device} with grad {self.grad!r}>"
   def __hash__(self): return id(self)
   def __bool__(self): raise TypeError("the truth value of a Tensor is ambiguous: use .item() or .numpy()")
+  def __delitem__(self, idx) -> None: raise TypeError("a Tensor has a fixed shape: `del t[...]` can't remove elements (use t[mask] or t.shrink)")
 
   # ----- realizing
   @_tensor_call
