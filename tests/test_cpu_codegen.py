@@ -13,3 +13,21 @@ def test_nested_selects_in_odd_sized_loops(shape):
   np.testing.assert_array_equal(got, np.where(xn < -1, 0, np.where(np.where(xn < -1, -1, xn) > 1, 0, wn)))
   np.testing.assert_array_equal(x.clip(-1, 1).numpy(), np.clip(xn, -1, 1))
   np.testing.assert_array_equal((x > 0).where(x * w, 0).numpy(), np.where(xn > 0, xn * wn, 0))
+
+def test_a_kernel_with_only_reduce_loops_is_not_split_over_threads():
+  # a conv weight gradient over a batch: 72 outputs, each a 6,400-term sum, and no global loop; splitting its first
+  # (reduce) loop over threads had them all add into the same accumulators: wrong, and differently each run
+  import torch
+  from tinygrad import nn
+  from tinygrad.engine import realize
+  rng = np.random.default_rng(0)
+  imgs = rng.standard_normal((64, 1, 12, 12)).astype(np.float32)
+  conv = nn.Conv2d(1, 8, 3)
+  conv.weight.requires_grad = True
+  g = conv(Tensor(imgs)).relu().sum().gradient(conv.weight)[0].numpy()
+  tw = torch.tensor(conv.weight.numpy(), requires_grad=True)
+  torch.nn.functional.conv2d(torch.tensor(imgs), tw, torch.tensor(conv.bias.numpy())).relu().sum().backward()
+  np.testing.assert_allclose(g, tw.grad.numpy(), rtol=1e-4, atol=1e-2)
+  for p in realize._programs.values():
+    first = next((u for u in p.uops if u.op.name == "RANGE"), None)
+    if p.parallel: assert first is not None and first.arg[1] == "global", p.name
