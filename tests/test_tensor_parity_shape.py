@@ -263,3 +263,16 @@ def test_advanced_setitem_grad_and_duplicates():
   t = Tensor.zeros(5).contiguous().realize()
   t[Tensor([1, 1, 3])] = Tensor([1.0, 2.0, 3.0])  # a place named twice keeps the last value
   assert t.numpy().tolist() == [0, 2, 0, 3, 0]
+
+def test_pad_to_and_shrink_to():
+  xn = np.arange(6, dtype=np.float32).reshape(2, 3)
+  x = Tensor(xn, requires_grad=True)
+  y = x.pad_to(4, None, value=-1)
+  np.testing.assert_array_equal(y.numpy(), np.pad(xn, ((0, 2), (0, 0)), constant_values=-1))
+  y.sum().backward()
+  np.testing.assert_array_equal(x.grad.numpy(), np.ones_like(xn))
+  np.testing.assert_array_equal(x.shrink_to(1, 2).numpy(), xn[:1, :2])
+  np.testing.assert_array_equal(x.shrink_to((None, 1)).numpy(), xn[:, :1])
+  assert x.pad_to((2, 3)) is x
+  with pytest.raises(ValueError, match="smaller"): x.pad_to(1, 3)
+  with pytest.raises(ValueError, match="one size per dim"): x.shrink_to(1)

@@ -19,7 +19,7 @@ MISSING: dict[str, str] = {
   **{n: _LEFT_OUT + ": linear algebra" for n in ("svd", "qr", "newton_schulz")},
   "bfloat16": "no bfloat16 dtype in this engine",
   # still missing at 14:50 (owners: shape ops, multi-device); strict: whoever lands one removes it from this list
-  **{n: "not yet: shape op" for n in ("pad_to", "shrink_to", "rearrange")},
+  "rearrange": "not yet: einops-style formulas",
   "shard_like": "not yet: multi-device",
 }
 

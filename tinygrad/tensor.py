@@ -509,6 +509,18 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if value == 0: return out
     mask = Tensor(_const(True, dtypes.bool, x.device, x.shape))._mv(Ops.PAD, pos)
     return mask.where(out, value)
+  def pad_to(self, shape, *args, value: float = 0.0) -> Tensor:
+    """Padded at the end of each dim up to `shape` (None keeps a dim), with `value`."""
+    new = tuple(shape) + args if isinstance(shape, (tuple, list)) else (shape, *args)
+    if len(new) != self.ndim: raise ValueError(f"pad_to {new} needs one size per dim of {self.shape}")
+    to = tuple(s if n is None else n for s, n in zip(self.shape, new))
+    if any(n < s for s, n in zip(self.shape, to)): raise ValueError(f"pad_to {new} is smaller than {self.shape}: use shrink_to")
+    return self if to == self.shape else self.pad(tuple((0, n - s) for s, n in zip(self.shape, to)), value=value)
+  def shrink_to(self, shape, *args) -> Tensor:
+    """The first `shape` elements of each dim (None keeps a dim)."""
+    new = tuple(shape) + args if isinstance(shape, (tuple, list)) else (shape, *args)
+    if len(new) != self.ndim: raise ValueError(f"shrink_to {new} needs one size per dim of {self.shape}")
+    return self.shrink(tuple(None if n is None else (0, n) for n in new))
   def shrink(self, arg) -> Tensor:
     arg = tuple((0, s) if a is None else tuple(a) for a, s in zip(arg, self.shape))
     if len(arg) != self.ndim or any(not 0 <= b <= e <= s for (b, e), s in zip(arg, self.shape)):
