@@ -276,3 +276,12 @@ def test_pad_to_and_shrink_to():
   assert x.pad_to((2, 3)) is x
   with pytest.raises(ValueError, match="smaller"): x.pad_to(1, 3)
   with pytest.raises(ValueError, match="one size per dim"): x.shrink_to(1)
+
+@pytest.mark.parametrize("dev", ["CPU", "PYTHON"])
+def test_sort_topk_argsort_of_one_element(dev):
+  t = Tensor([3.0], device=dev)
+  v, i = t.sort(0)
+  assert v.tolist() == [3.0] and i.tolist() == [0]
+  assert t.argsort().tolist() == [0]
+  assert Tensor([[2.0]], device=dev).topk(1)[0].tolist() == [[2.0]]
+  assert (Tensor.arange(1, device=dev).reshape(1, 1) < Tensor.arange(1, device=dev).reshape(1, 1)).sum(-1).tolist() == [0]

@@ -5,6 +5,13 @@ from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher
 from tinygrad.uop.alu import exec_alu
 
+def _false_like(c: UOp) -> UOp:
+  """False in place of comparison c, of c's shape when it has one: a tensor-level x < x folded while a kernel is
+  lowered sits under a reduce that still reads its dims (sort of a one-element tensor)."""
+  f = UOp.const(dtypes.bool, False)
+  if not (sh := c.shape): return f
+  return UOp(Ops.EXPAND, dtypes.bool, (UOp(Ops.RESHAPE, dtypes.bool, (f,), (1,) * len(sh)),), tuple(sh))
+
 def _fold(a: UOp) -> UOp | None:
   if a.op in (Ops.IDIV, Ops.MOD) and a.src[1].arg == 0: return None  # leave the division by zero to the device
   vals = [s.arg for s in a.src]
@@ -125,7 +132,7 @@ index_math = PatternMatcher([
   ((UPat.var("x") % UPat.cvar("a")) % UPat.cvar("b"), lambda x, a, b: x % b.arg if a.arg > 0 and b.arg > 0 and a.arg % b.arg == 0 and x.vmin >= 0 else None),
   (UPat(Ops.ADD, dtype=dtypes.ints, name="x"), _recombine),
   # x < x is never true
-  (UPat(Ops.CMPLT, src=(UPat.var("x", dtype=dtypes.ints), UPat.var("x"))), lambda x: UOp.const(dtypes.bool, False)),
+  (UPat(Ops.CMPLT, src=(UPat.var("x", dtype=dtypes.ints), UPat.var("x")), name="c"), lambda x, c: _false_like(c)),
 ])
 
 symbolic = constant_folding + identities + reassociation + index_math
