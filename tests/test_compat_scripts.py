@@ -6,22 +6,14 @@ again under VIZ=-1, whose trace must hold its kernels and rewrites."""
 import json, os, pathlib, subprocess, sys
 import numpy as np, pytest
 from tinygrad.terminal import ansistrip
+from digits_mnist import write_digits_as_mnist
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tests" / "scripts" / "mnist_tinygrad_style.py"
 
 @pytest.fixture(scope="module")
 def mnist_dir(tmp_path_factory) -> pathlib.Path:
-  from sklearn.datasets import load_digits
-  d = load_digits()
-  X = np.round(d.images * (255 / 16)).astype(np.uint8).repeat(3, 1).repeat(3, 2)  # 8x8 -> 24x24
-  X, Y = np.pad(X, ((0, 0), (2, 2), (2, 2))), d.target.astype(np.uint8)          # -> 28x28, as MNIST
-  order = np.random.default_rng(0).permutation(len(X))
-  X, Y, n = X[order], Y[order], 1500
-  out = tmp_path_factory.mktemp("mnist")
-  for name, a in (("train-images-idx3-ubyte", X[:n]), ("train-labels-idx1-ubyte", Y[:n]), ("t10k-images-idx3-ubyte", X[n:]), ("t10k-labels-idx1-ubyte", Y[n:])):
-    (out / name).write_bytes(bytes([0, 0, 8, a.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in a.shape) + a.tobytes())
-  return out
+  return write_digits_as_mnist(tmp_path_factory.mktemp("mnist"))
 
 def run(mnist_dir: pathlib.Path, **env) -> subprocess.CompletedProcess:
   e = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG")}

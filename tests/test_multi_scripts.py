@@ -3,10 +3,11 @@ multi-GPU MNIST idioms) on scikit-learn's digits written as MNIST files, and aga
 show the two devices' kernels running side by side, the copies between them on copy queues, and an arrow from the
 kernel that made each copied value to the copy."""
 import os, pathlib, subprocess, sys
-import numpy as np, pytest
+import pytest
 from tinygrad.terminal import ansistrip
 from profiler.events import Span, Flow
 from profiler.tracefile import read_jsonl
+from digits_mnist import write_digits_as_mnist
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tests" / "scripts" / "mnist_multigpu_style.py"
@@ -14,16 +15,7 @@ SCRIPT = ROOT / "tests" / "scripts" / "mnist_multigpu_style.py"
 @pytest.fixture(scope="module")
 def mnist_dir(tmp_path_factory) -> pathlib.Path:
   """Digits scaled to 28x28, 1500 to train on and 296 (an even number: the script shards it over 2) to test on."""
-  from sklearn.datasets import load_digits
-  d = load_digits()
-  X = np.round(d.images * (255 / 16)).astype(np.uint8).repeat(3, 1).repeat(3, 2)
-  X, Y = np.pad(X, ((0, 0), (2, 2), (2, 2))), d.target.astype(np.uint8)
-  order = np.random.default_rng(0).permutation(len(X))[:1796]
-  X, Y, n = X[order], Y[order], 1500
-  out = tmp_path_factory.mktemp("mnist")
-  for name, a in (("train-images-idx3-ubyte", X[:n]), ("train-labels-idx1-ubyte", Y[:n]), ("t10k-images-idx3-ubyte", X[n:]), ("t10k-labels-idx1-ubyte", Y[n:])):
-    (out / name).write_bytes(bytes([0, 0, 8, a.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in a.shape) + a.tobytes())
-  return out
+  return write_digits_as_mnist(tmp_path_factory.mktemp("mnist"), total=1796)
 
 def run(mnist_dir: pathlib.Path, **env) -> subprocess.CompletedProcess:
   e = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG", "DEV")}
