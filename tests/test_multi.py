@@ -93,6 +93,21 @@ def test_shard_splits_and_to_replicates():
   assert Device.canonicalize((Device.DEFAULT + ":0", "cpu:1")) == ("CPU", "CPU:1")
   assert Tensor.ones(2, 3, device=D2).sum().item() == 6.0
 
+def test_shard_like_follows_the_other_tensors_devices_and_axis():
+  from tinygrad.multi import shard_axis
+  y = Tensor(X).shard(D2, axis=1)
+  z = Tensor(X * 2).shard_like(y)  # a single-device tensor: sharded as y is
+  assert z.device == D2 and shard_axis(z.uop) == 1
+  assert [Tensor(s).numpy().shape for s in z.realize().uop.src] == [(6, 6), (6, 6)]
+  w = Tensor(X).shard(D2, axis=0)
+  r = w.shard_like(y)  # sharded on another axis: each device takes its piece of the whole
+  assert shard_axis(r.uop) == 1
+  np.testing.assert_array_equal(r.numpy(), X)
+  np.testing.assert_allclose((r + y).numpy(), X * 2)
+  assert w.shard_like(w) is w
+  assert Tensor(X).shard_like(Tensor(W)).device == Device.DEFAULT  # y on one device: a plain .to
+  with pytest.raises(RuntimeError, match="gather it first"): Tensor(X).shard(D3, axis=0).shard_like(y)
+
 def test_a_reduction_across_shards_copies_partials_between_devices():
   from tinygrad.engine.schedule import create_schedule
   items, _ = create_schedule([Tensor(X).shard(D2, axis=0).sum(0).uop])

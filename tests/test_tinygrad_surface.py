@@ -18,9 +18,6 @@ MISSING: dict[str, str] = {
   **{n: _LEFT_OUT + ": hashing, hardware video decode, tinygrad's own RNG" for n in ("hash", "keccak", "decode_hevc_frame", "threefry", "random_bits")},
   **{n: _LEFT_OUT + ": linear algebra" for n in ("svd", "qr", "newton_schulz")},
   "bfloat16": "no bfloat16 dtype in this engine",
-  # still missing at 14:50 (owners: shape ops, multi-device); strict: whoever lands one removes it from this list
-  "rearrange": "not yet: einops-style formulas",
-  "shard_like": "not yet: multi-device",
 }
 
 def keyword_names(params: list[list[str]]) -> list[str]:

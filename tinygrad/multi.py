@@ -154,6 +154,15 @@ pm_multi = PatternMatcher([
   (UPat(GroupOp.All - {Ops.SINK, Ops.MULTI}, name="x"), unsupported),
 ])
 
+def shard_axis(x: UOp) -> int | None:
+  """The axis a multi-device value is split along (None: each device holds a copy), read off its lowered graph."""
+  return lower_multi(UOp(Ops.SINK, src=(x,))).src[0].arg
+
+def reshard(x: UOp, axis: int | None) -> UOp:
+  """Multi-device value x split along axis instead: each device takes its piece (MSELECT) of the whole."""
+  if axis is not None: check_divides(x.shape, axis, len(x.device))
+  return multi([UOp(Ops.MSELECT, x.dtype, (x,), (i, axis)) for i in range(len(x.device))], axis)
+
 def has_multi(sink: UOp) -> bool:
   return any(u.op in (Ops.MULTI, Ops.MSELECT) or (u.op is Ops.DEVICE and isinstance(u.arg, tuple)) for u in sink.toposort())
 

@@ -261,6 +261,14 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     ax = normalize_axis(axis, self.ndim)
     check_divides(self.shape, ax, len(devs))
     return self._new(multi([_copy(shard_piece(self.uop, ax, i, len(devs)), d) for i, d in enumerate(devs)], ax))
+  def shard_like(self, y: Tensor) -> Tensor:
+    """This tensor on y's device, or sharded as y is (the same devices and axis)."""
+    from tinygrad.multi import shard_axis, reshard
+    if isinstance(y.device, str): return self.to(y.device)
+    axis = shard_axis(y.uop)
+    if not isinstance(self.device, tuple): return self.shard(y.device, axis)
+    if self.device != y.device: raise RuntimeError(f"shard_like: this tensor is on {self.device}, y on {y.device}: gather it first (.to(one device))")
+    return self if shard_axis(self.uop) == axis else self._new(reshard(self.uop, axis))
   def shard_(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor: self.uop = self.shard(devices, axis).uop; return self
   def clone(self, device: str | None = None) -> Tensor:
     """A copy in a buffer of its own (on `device`, default this tensor's): writing to one never changes the other."""
@@ -547,6 +555,11 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
     d = normalize_axis(dim, self.ndim)
     return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+  def rearrange(self, formula: str, **sizes: int) -> Tensor:
+    """einops' rearrange: `x.rearrange("b c (h p) w -> b (c p) h w", p=2)` (tinygrad/rearrange.py)."""
+    from tinygrad.rearrange import rearrange_plan
+    split, perm, out = rearrange_plan(formula, self.shape, sizes)
+    return self.reshape(split).permute(perm).reshape(out)
   def squeeze(self, dim: int | None = None) -> Tensor:
     if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
     d = normalize_axis(dim, self.ndim)  # a 0-d tensor takes dim 0 and -1, as in torch
