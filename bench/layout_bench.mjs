@@ -1,11 +1,14 @@
 // Layout benchmark: our layered layout vs dagre on generated IR-shaped DAGs, in the same run.
 //   node bench/layout_bench.mjs [sizes...]          e.g. 1000 5000 10000 (the default)
-//   DAGRE_PATH=/tmp/dagrebench/node_modules/@dagrejs/dagre node bench/layout_bench.mjs
+//   dagre is looked for in /tmp/dagrebench (npm install @dagrejs/dagre there; never in the repo) or DAGRE_PATH
 // DAGRE_TIMEOUT_S (default 120) stops a dagre run that takes longer; the ratio is then a lower bound.
+// Crossings: drawn lines that properly cross (graph/crossings.js), ours (a bus per source drawn once) against
+// dagre's edges on the same graph (hubs as nodes, as dagre gets them; ours also with hubs inline, as the UI draws).
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { layout, edgesFromSrc, positionsOf } from "../viz/frontend/graph/layout.js";
+import { countCrossings, layoutLines } from "../viz/frontend/graph/crossings.js";
 
 // Deterministic PRNG (mulberry32) so every run lays out the same graphs
 function rng(seed) {
@@ -88,7 +91,9 @@ for (const u of workerData.nodes) g.setNode(String(u.id), { width: u.width, heig
 workerData.edges.forEach(([a, b], i) => g.setEdge(String(a), String(b), {}, "e" + i));
 const t = performance.now();
 dagre.layout(g);
-parentPort.postMessage(performance.now() - t);
+const ms = performance.now() - t;
+const lines = g.edges().map((e) => ({ pts: g.edge(e).points.flatMap((p) => [p.x, p.y]), a: e.v, b: e.w }));
+parentPort.postMessage({ ms, lines });
 `;
 
 function timeDagre(path, nodes, edges, timeoutS) {
@@ -96,39 +101,45 @@ function timeDagre(path, nodes, edges, timeoutS) {
     const slim = nodes.map((u) => ({ id: u.id, width: u.width, height: u.height }));
     const w = new Worker(DAGRE_WORKER, { eval: true, workerData: { path, nodes: slim, edges } });
     const timer = setTimeout(() => { w.terminate(); resolve(null); }, timeoutS * 1000);
-    w.on("message", (ms) => { clearTimeout(timer); w.terminate(); resolve(ms); });
+    w.on("message", (d) => { clearTimeout(timer); w.terminate(); resolve(d); });
     w.on("error", (e) => { clearTimeout(timer); resolve(e); });
   });
 }
 
+const DAGRE_DEFAULT = "/tmp/dagrebench/node_modules/@dagrejs/dagre";
+
 async function main() {
   const sizes = process.argv.slice(2).map(Number).filter(Boolean);
   const timeoutS = Number(process.env.DAGRE_TIMEOUT_S || 120);
-  let dagrePath = process.env.DAGRE_PATH;
-  if (dagrePath) {
-    try { createRequire(import.meta.url).resolve(dagrePath); } catch { console.log(`DAGRE_PATH=${dagrePath} does not load: dagre comparison skipped`); dagrePath = null; }
-  } else console.log("DAGRE_PATH not set: dagre comparison skipped (npm install @dagrejs/dagre in a scratch folder outside the repo)");
+  let dagrePath = process.env.DAGRE_PATH || DAGRE_DEFAULT;
+  try { createRequire(import.meta.url).resolve(dagrePath); } catch {
+    console.log(`*** dagre NOT FOUND at ${dagrePath}: no dagre times or crossings below. Install it outside the repo:`);
+    console.log(`***   mkdir -p /tmp/dagrebench && cd /tmp/dagrebench && npm install @dagrejs/dagre   (or set DAGRE_PATH)`);
+    dagrePath = null;
+  }
   const f = (ms) => ms.toFixed(1);
-  console.log("nodes edges layers dummies | ours ms: median best cold | hubs inline | step | dagre ms  dagre/ours");
-  for (const n of sizes.length ? sizes : [1000, 5000, 10000]) {
+  console.log("nodes edges layers dummies | ours ms: median best cold | hubs inline | step | crossings: ours inline | dagre ms  dagre/ours  crossings");
+  for (const n of sizes.length ? sizes : [200, 1000, 5000, 10000]) {
     const nodes = irGraph(n), edges = edgesFromSrc(nodes), reps = n <= 2000 ? 9 : 5;
     const ours = time(() => layout(nodes, edges), reps);
     const r = layout(nodes, edges), prev = positionsOf(nodes, r);
     const inline = time(() => layout(nodes, edges, { inline: hubIds(nodes) }), reps);
     const next = rewriteStep(nodes, n >> 1), nextEdges = edgesFromSrc(next);
     const step = time(() => layout(next, nextEdges, { prev }), reps);
-    let dagre = "-";
+    const cross = countCrossings(layoutLines(r)), crossInline = countCrossings(layoutLines(layout(nodes, edges, { inline: hubIds(nodes) })));
+    let dagre = dagrePath ? "" : "(dagre not found)";
     if (dagrePath) {
       const d = await timeDagre(dagrePath, nodes, edges, timeoutS);
       if (d instanceof Error) dagre = `error: ${d.message}`;
-      else if (d === null) dagre = `>${timeoutS * 1000} (stopped)  >${(timeoutS * 1000 / ours.median).toFixed(0)}x`;
-      else dagre = `${f(d)}  ${(d / ours.median).toFixed(0)}x`;
+      else if (d === null) dagre = `>${timeoutS * 1000} (stopped)  >${(timeoutS * 1000 / ours.median).toFixed(0)}x  -`;
+      else dagre = `${f(d.ms)}  ${(d.ms / ours.median).toFixed(0)}x  ${countCrossings(d.lines)}`;
     }
-    console.log(`${n} ${edges.length} ${r.layers} ${r.dummies} | ${f(ours.median)} ${f(ours.best)} ${f(ours.cold)} | ${f(inline.median)} | ${f(step.median)} | ${dagre}`);
+    console.log(`${n} ${edges.length} ${r.layers} ${r.dummies} | ${f(ours.median)} ${f(ours.best)} ${f(ours.cold)} | ${f(inline.median)} | ${f(step.median)} | ${cross} ${crossInline} | ${dagre}`);
   }
   console.log("median/best of repeated runs after a cold first one; hubs inline: CONST/RANGE/DEFINE_GLOBAL left out;");
   console.log("step: the graph after one rewrite (the middle node and its users renamed), laid out with the previous");
-  console.log("positions; dagre: one run in a worker, ratio against our median.");
+  console.log("positions; dagre: one run in a worker, ratio against our median; crossings: drawn lines that properly");
+  console.log("cross (a shared bus counts once, as it is drawn), ours and dagre's on the same graph with hubs as nodes.");
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

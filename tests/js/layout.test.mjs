@@ -356,3 +356,47 @@ test("stability: nothing changed, nothing moves; two nodes given one place: the 
   assertNoOverlap(next, r1);
   assertDownward(next, edgesFromSrc(next), r1);
 });
+
+test("beside: a removed node is drawn right next to its replacement; the rest stays where it was", () => {
+  const nodes = irGraph(1000, 11), r0 = layout(nodes, edgesFromSrc(nodes)), prev0 = positionsOf(nodes, r0);
+  for (const victim of [300, 600, 900]) {
+    const v = nodes[victim], after = "after" + victim;
+    // the step: `after` takes the victim's place (and its prev entry); the victim stays drawn, removed, with its sources
+    const next = [...nodes.map((u) => (u.id === victim ? { ...u, id: after } : { ...u, src: u.src.map((s) => (s === victim ? after : s)) })), { ...v }];
+    const prev = new Map(prev0); prev.set(after, prev0.get(victim));
+    const far = layout(next, edgesFromSrc(next), { prev });
+    const r = layout(next, edgesFromSrc(next), { prev, beside: new Map([[victim, after]]) });
+    const i = next.length - 1, j = next.findIndex((u) => u.id === after);
+    assert.equal(r.y[i], r.y[j]);
+    const d = Math.abs(r.x[i] - r.x[j]), want = (v.width + next[j].width) / 2 + DEFAULTS.nodeSep;
+    assert.ok(Math.abs(d - want) < 1, `removed node ${d}px from its replacement, want ${want}`);
+    assert.ok(Math.abs(far.x[i] - far.x[j]) >= d, "without beside it is no nearer");
+    assertNoOverlap(next, r);
+    let kept = 0;
+    next.forEach((u, k) => { const p = prev.get(u.id); if (k !== i && p && Math.abs(r.x[k] - p.x) < 0.5 && Math.abs(r.y[k] - p.y) < 0.5) kept++; });
+    assert.ok(kept / (next.length - 1) > 0.95, `only ${kept} of ${next.length - 1} kept their place`);
+  }
+});
+
+test("left to right: the top-to-bottom layout transposed, edges run rightward, stable steps keep x and y", () => {
+  const nodes = irGraph(600, 4), edges = edgesFromSrc(nodes), tb = layout(nodes.map((u) => ({ ...u, width: u.height, height: u.width })), edges);
+  const r = layout(nodes, edges, { dir: "LR" });
+  assert.equal(r.dir, "LR");
+  assert.deepEqual([...r.x], [...tb.y]);
+  assert.deepEqual([...r.y], [...tb.x]);
+  const at = new Map(nodes.map((u, i) => [u.id, i]));
+  for (const [a, b] of edges) assert.ok(r.x[at.get(a)] < r.x[at.get(b)], `edge ${a}->${b} does not run right`);
+  edges.forEach(([a, b], e) => {
+    const line = edgePolyline(r, e), i = at.get(a), j = at.get(b);
+    assert.ok(Math.abs(line[0] - (r.x[i] + nodes[i].width / 2)) < 1e-3 && Math.abs(line[1] - r.y[i]) < 1e-3, "starts at the source's right side");
+    assert.ok(Math.abs(line[line.length - 2] - (r.x[j] - nodes[j].width / 2)) < 1e-3, "ends at the user's left side");
+    for (let p = 2; p < line.length; p += 2) assert.ok(line[p] >= line[p - 2] - 1e-3, "never runs back left");
+  });
+  for (let i = 0; i < nodes.length; i++) for (const [x, y] of [[r.x[i], r.y[i]]]) {
+    assert.ok(x - nodes[i].width / 2 >= r.bounds.x0 - 1e-6 && y + nodes[i].height / 2 <= r.bounds.y1 + 1e-6);
+  }
+  const next = rewriteStep(nodes, 300), prev = positionsOf(nodes, r), r1 = layout(next, edgesFromSrc(next), { dir: "LR", prev });
+  let kept = 0, old = 0;
+  next.forEach((u, i) => { const p = prev.get(u.id); if (p) { old++; if (Math.abs(r1.x[i] - p.x) < 0.5 && Math.abs(r1.y[i] - p.y) < 0.5) kept++; } });
+  assert.ok(old > 100 && kept === old, `${kept} of ${old} old nodes kept x and y`);
+});

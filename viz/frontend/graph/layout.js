@@ -38,6 +38,9 @@ export const DEFAULTS = {
   maxDummies: null, // bus nodes allowed; null: 3 * (nodes + edges) + 1000. Long edges past it are drawn straight
   inline: null,     // iterable of node ids left out of the layout (hubs drawn in their users' labels)
   prev: null,       // Map or object: id -> {x, y, bus?, busY?} from the previous step (positionsOf)
+  beside: null,     // with `prev`: Map or object id -> id: a node drawn right beside another of its layer (a
+                    // removed node beside its replacement); old nodes next to them make room (they move this once)
+  dir: "TB",        // "TB": sources above users; "LR": sources left of users (the same layout, transposed)
 };
 
 const SHIFT = 1048576;  // 2^20: sort keys pack (quantized key, slot) in one float64; layers hold < 2^20 nodes
@@ -65,6 +68,7 @@ const NODE_ANCHOR = 1e6, BUS_ANCHOR = 1e3;
  *   an entry without a finite x and y is ignored.
  */
 export function layout(nodes, edges, options = {}) {
+  if (options.dir === "LR") return layoutLR(nodes, edges, options);
   const o = { ...DEFAULTS, ...options };
   const n = nodes.length;
   const index = new Map();
@@ -150,6 +154,16 @@ export function layout(nodes, edges, options = {}) {
       }
     } else for (let d = busBase[i], k = 0; d < busBase[i + 1] && k < bus.length; d++, k++) { anchor[d] = BUS_ANCHOR; ax[d] = bus[k]; }
   }
+  const besideOf = new Int32Array(N).fill(-1);
+  if (anchors && o.beside) {
+    const get = lookup(o.beside);
+    for (let i = 0; i < n; i++) {
+      const t = index.get(get(nodes[i].id));
+      if (t === undefined || t === i || !live[i] || !live[t] || layer[t] !== layer[i] || besideOf[t] >= 0) continue;
+      besideOf[i] = t; anchor[i] = 0;
+    }
+  }
+  g.besideOf = besideOf;
   if (anchors) {
     // of two old nodes that would overlap, one that left its old layer gives way first, then the later one
     const rank = new Float64Array(n);
@@ -219,7 +233,28 @@ export function layout(nodes, edges, options = {}) {
   for (let d = 0; d < nd; d++) busX[d] = g.x[n + d] + dx;
   const layerTop = top.slice(0, n ? H + 1 : 0), layerBottom = layerTop.map((y, L) => y + lh[L]), layerY = cy.slice(0, n ? H + 1 : 0);
   return { x: X, y: Y, layer: outLayer, layers: n ? H + 1 : 0, layerTop, layerBottom, layerY, edgeFrom: ef, edgeTo: et,
-    points: points.slice(0, p), pointStart, busPoints, busPointStart, busX, busStart, bounds: b, dummies: nd };
+    points: points.slice(0, p), pointStart, busPoints, busPointStart, busX, busStart, bounds: b, dummies: nd, dir: "TB" };
+}
+
+// Left to right: the top-to-bottom layout of the graph with every node's width and height swapped, transposed
+// back (x <-> y in nodes, polylines, bounds). Per-layer fields (layerTop, layerBottom, layerY, busX and the
+// bus/busY of positionsOf) stay in the layout's own frame: along the layers (x) and across them (y).
+function layoutLR(nodes, edges, options) {
+  const swapped = nodes.map((u) => ({ id: u.id, width: u.height ?? options.nodeHeight ?? DEFAULTS.nodeHeight, height: u.width ?? options.nodeWidth ?? DEFAULTS.nodeWidth }));
+  let prev = options.prev;
+  if (prev) {
+    const get = lookup(prev), out = new Map();
+    for (const u of nodes) { const p = get(u.id); if (p) out.set(u.id, { ...p, x: p.y, y: p.x }); }
+    prev = out;
+  }
+  const r = layout(swapped, edges, { ...options, dir: "TB", prev });
+  const flip = (a) => { for (let j = 0; j + 1 < a.length; j += 2) { const t = a[j]; a[j] = a[j + 1]; a[j + 1] = t; } };
+  flip(r.points); flip(r.busPoints);
+  [r.x, r.y] = [r.y, r.x];
+  const b = r.bounds;
+  r.bounds = { x0: b.y0, y0: b.x0, x1: b.y1, y1: b.x1 };
+  r.dir = "LR";
+  return r;
 }
 
 /**
@@ -229,9 +264,9 @@ export function layout(nodes, edges, options = {}) {
 export function edgePolyline(r, e) {
   const a = r.edgeFrom[e], own = r.points.subarray(r.pointStart[e], r.pointStart[e + 1]);
   if (a < 0 || r.layer[r.edgeTo[e]] - r.layer[a] === 1 || r.busPointStart[a + 1] === r.busPointStart[a]) return own.slice();
-  const exit = r.layerBottom[r.layer[r.edgeTo[e]] - 1];
+  const exit = r.layerBottom[r.layer[r.edgeTo[e]] - 1], along = r.dir === "LR" ? 0 : 1;
   let q = r.busPointStart[a];
-  while (q < r.busPointStart[a + 1] && r.busPoints[q + 1] < exit) q += 2;
+  while (q < r.busPointStart[a + 1] && r.busPoints[q + along] < exit) q += 2;
   const bus = r.busPoints.subarray(r.busPointStart[a], q);
   const out = new Float32Array(bus.length + own.length);
   out.set(bus); out.set(own, bus.length);
@@ -583,6 +618,7 @@ function orderByAnchors(g, anchor, ax, rank) {
   // nodes no anchor reaches (a new component) go to the right end
   for (let v = 0; v < N; v++) if (key[v] !== key[v]) key[v] = hi + g.o.nodeWidth;
   for (let L = 0; L <= H; L++) fitIntoGaps(g, L, anchor, ax, key);
+  for (let v = 0; v < n; v++) if (g.besideOf[v] >= 0) key[v] = key[g.besideOf[v]] + 0.01;  // sorts right after it
   for (let v = 0; v < N; v++) { g.x[v] = key[v]; lo = Math.min(lo, key[v]); hi = Math.max(hi, key[v]); }
   const scale = hi > lo ? 2 ** 31 / (hi - lo) : 1;  // into [0, 2^31] for the packed sort
   for (let v = 0; v < N; v++) key[v] = (key[v] - lo) * scale;
@@ -595,7 +631,7 @@ function orderByAnchors(g, anchor, ax, rank) {
 function fitIntoGaps(g, L, anchor, ax, key) {
   const { order, layerStart, width, n, o } = g, s = layerStart[L], e = layerStart[L + 1];
   const fixed = [], free = [];
-  for (let j = s; j < e; j++) (anchor[order[j]] ? fixed : free).push(order[j]);
+  for (let j = s; j < e; j++) if (order[j] >= n || g.besideOf[order[j]] < 0) (anchor[order[j]] ? fixed : free).push(order[j]);
   if (!free.length || !fixed.length) return;
   fixed.sort((a, b) => ax[a] - ax[b] || a - b);
   free.sort((a, b) => key[a] - key[b] || a - b);
@@ -750,6 +786,8 @@ function placeXStable(g, anchor, ax) {
         if (j < e && !fixed[j]) {
           const v = order[j];
           if (anchor[v]) { want[j] = ax[v]; wt[j] = anchor[v]; continue; }
+          const t = v < n ? g.besideOf[v] : -1;
+          if (t >= 0) { want[j] = x[t] + gap(g, t, v); wt[j] = NODE_ANCHOR; continue; }
           let sum = 0, c = 0;
           for (let q = up.start[v]; q < up.start[v + 1]; q++) { sum += x[up.list[q]]; c++; }
           for (let q = down.start[v]; q < down.start[v + 1]; q++) { sum += x[down.list[q]]; c++; }
