@@ -17,6 +17,7 @@ from profiler.tracefile import encode
 from viz.server.compare_api import compare_runs, kernel_passes
 from viz.server.hub import Hub
 from viz.server.run import Run
+from viz.server.runstore import RunLoader
 from viz.server.timeline import Track
 
 def routes() -> list[Route | WebSocketRoute]:
@@ -237,4 +238,4 @@ def make_app(hub: Hub, token: str, port: int, hosts: set[str] | None, frontend_d
   app = Starlette(routes=routes(), exception_handlers={NotFound: not_found}, lifespan=lifespan)
   app.state.hub = hub
   app.state.frontend = (frontend_dir or frontend_root()).resolve()
-  return Guard(app, token, port, hosts)
+  return Guard(RunLoader(app, hub), token, port, hosts)  # RunLoader: a run that was let go is read again first

@@ -75,8 +75,12 @@ def serve_cmd(args: list[str]) -> int:
   p.add_argument("--state-file", default=None, help=f"where scripts find this server (default {state_path()})")
   p.add_argument("--idle-exit", type=float, default=0, metavar="S",
                  help="exit after S seconds with no page and no script connected (default: never)")
+  p.add_argument("--spool-mb", type=float, default=None, metavar="MB",
+                 help="size limit of the server's copies of live runs; past it the oldest finished runs are closed "
+                      "(default: TINYVIZ_SPOOL_MB, else 2048)")
   a = p.parse_args(args)
-  return serve(Options(a.files, a.host, a.port, not a.no_browser, a.state_file or state_path(), a.idle_exit))
+  if a.spool_mb is not None and not a.spool_mb > 0: p.error(f"--spool-mb must be a positive number of MB, not {a.spool_mb}")
+  return serve(Options(a.files, a.host, a.port, not a.no_browser, a.state_file or state_path(), a.idle_exit, spool_mb=a.spool_mb))
 
 def stop(args: list[str]) -> int:
   """tinyviz stop: ends this user's server (the one VIZ=1 started)."""

@@ -16,6 +16,7 @@ from profiler.events import header
 from profiler.tracefile import encode
 from profiler.safefile import create_private
 from viz.server.run import Run
+from viz.server.runstore import RunStore, Unloaded
 
 SEND_TIMEOUT_S = 10.0
 MESSAGE_CACHE = 512  # encoded `events` messages kept for the browsers that are behind
@@ -66,6 +67,7 @@ class Hub:
     self._keys: dict[str, int] = {}   # X-Tinyviz-Run key -> run id: a reconnecting script continues its run
     self._files: dict[int, RunFile] = {}
     self._messages: OrderedDict[tuple[int, int], str] = OrderedDict()
+    self.store = RunStore(self)  # lets go of runs nobody looks at; reads them again on demand
 
   def new_run_id(self) -> int: return max(self.runs, default=0) + 1
 
@@ -123,6 +125,9 @@ class Hub:
     for rid, run in self.runs.items():  # in run order; each message moves one cursor by one
       c = b.cursors.setdefault(rid, 0)
       if c < run.seq:
+        if isinstance(run, Unloaded) and (run := self.store.load_now(rid)) is None:  # type: ignore[assignment]
+          b.cursors[rid] = self.runs[rid].seq  # its file is gone: nothing more to send of it
+          continue
         b.cursors[rid] = c + 1
         return self.events_message(run, c + 1)
     return None
@@ -159,7 +164,7 @@ class Hub:
     key = ws.headers.get("x-tinyviz-run") or None
     await ws.accept()
     self.n_ingest += 1
-    run = self.runs.get(self._keys[key]) if key in self._keys else None
+    run = self.store.load_now(self._keys[key]) if key in self._keys else None
     if run is not None and not run.live:
       run.live = True
       self.runs_changed()
@@ -177,10 +182,12 @@ class Hub:
     finally:
       self.n_ingest -= 1
       self.last_activity = time.monotonic()
-      if run is not None and run.live:
-        run.live = False
+      if run is not None:  # (a run_end in the last frame has set live False already: its copy is closed here too)
         if run.ended and (f := self._files.pop(run.id, None)) is not None: f.close()
-        self.runs_changed()
+        if run.live:
+          run.live = False
+          self.runs_changed()
+        self.store.sweep()
 
   async def _ingest_frame(self, run: Run | None, key: str | None, data: Any) -> tuple[Run | None, dict[str, Any]]:
     if not isinstance(data, str): return run, _error("binary frames are not accepted; send a JSON array as text")
@@ -200,6 +207,7 @@ class Hub:
       except OSError as e:
         run.warnings.add(f"cannot write the server's copy of the trace: {e}; span details stay in memory")
         self._files.pop(run.id).close()
+        self.store.sources.pop(run.id, None)  # the copy is incomplete: this run stays in memory
     for i in range(0, len(objs), INGEST_SLICE):  # in slices, letting other requests in between: no long stall
       if i: await asyncio.sleep(0)
       run.add(objs[i:i + INGEST_SLICE], None if first_line is None else first_line + i,
@@ -220,6 +228,7 @@ class Hub:
     run = Run(rid, name, "tinyviz", path, live=True)
     if path is not None: run.timeline.spill = run.read_args  # span details come back from the server's copy
     if key: self._keys[key] = rid
+    if path is not None: self.store.add(run, [path])
     self.add_run(run)
     return run
 

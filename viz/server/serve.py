@@ -25,6 +25,7 @@ class Options:
   state_file: str | None = None  # written once listening; removed at exit
   idle_exit_s: float = 0         # 0: serve until Ctrl+C
   start: str = ""                # a view to open first: the URL's fragment ("#/compare?a=1&b=2")
+  spool_mb: float | None = None  # the size limit of the server's copies of live runs (None: TINYVIZ_SPOOL_MB)
 
 def is_loopback(host: str) -> bool:
   if host == "localhost": return True
@@ -61,8 +62,11 @@ def load_runs(hub: Hub, files: list[str]) -> int:
     run = Run.from_trace(hub.new_run_id(), os.path.abspath(group[0]), trace)
     if len(group) > 1: run.name = " + ".join(os.path.basename(p) for p in group)
     hub.add_run(run)
+    hub.store.add(run, [os.path.abspath(p) for p in group])
     note = f", {len(trace.warnings)} warnings (listed in the page)" if trace.warnings else ""
     print(f"tinyviz: run {run.id}: {path} ({trace.kind}, {run.n_events} events{note})", file=sys.stderr)
+    del trace  # the events, once indexed: not held while the next file is read
+    hub.store.sweep()  # many files at start: only the last few stay indexed, the others are read again when viewed
   return bad
 
 def open_browser(url: str) -> bool:
@@ -97,6 +101,7 @@ def serve(opts: Options) -> int:
   except OSError as e:
     print(f"tinyviz: cannot make the server's run folder: {e}", file=sys.stderr)
     return 1
+  if opts.spool_mb is not None: hub.store.spool_bytes = int(opts.spool_mb * 2**20)
   if load_runs(hub, opts.files) and not hub.runs and opts.files: return 1
   # the index of a run is millions of small long-lived tuples: collecting the young generation less often, and
   # leaving what was loaded at start out of collections, keeps the collector from rescanning it on every batch

@@ -36,19 +36,21 @@ def assign_lanes(starts: list[int], ends: list[int]) -> list[int]:
   return out
 
 class _Sorted:
-  """A track's spans in start order, with lanes and the running maximum of end times (for window queries)."""
+  """The lanes of a track's spans (its columns are in start order by then) and the running maximum of end times
+  (for window queries): 10 bytes a span."""
   def __init__(self, start: np.ndarray, end: np.ndarray):
-    self.order = np.lexsort((start - end, start)).astype(np.int64)  # by start, longer first on a tie, then arrival
-    self.start, self.end = start[self.order], end[self.order]
-    self.depth = np.minimum(np.array(assign_lanes(self.start.tolist(), self.end.tolist()), dtype=np.int64), DEPTH_MAX)
-    self.max_end = np.maximum.accumulate(self.end) if len(self.end) else self.end
+    self.depth = np.minimum(np.array(assign_lanes(start.tolist(), end.tolist()), dtype=np.int64), DEPTH_MAX).astype(np.uint16)
+    self.max_end = np.maximum.accumulate(end) if len(end) else end.copy()
 
 class Track:
   def __init__(self, tid: int, name: str, kind: str):
     self.id, self.name, self.kind, self.device = tid, name, kind, name.split("/")[0]
     self.start, self.end = array("q"), array("q")
     self.name_idx, self.cat_idx, self.kernel = array("I"), array("I"), array("i")
-    self.args: list[dict[str, Any] | int | None] = []  # an int: the offset of the span's line in the run's file
+    # a span's details (args beyond its kernel): -1 none, v >= 0 the offset of its line in the run's file,
+    # v <= -2 args_mem[-2 - v]; a column rather than an object per span
+    self.detail = array("q")
+    self.args_mem: list[dict[str, Any]] = []
     self.names: list[str] = []
     self._name_ids: dict[str, int] = {}
     self.cats: list[str] = []  # category names as recorded; the wire carries CATS codes
@@ -64,13 +66,29 @@ class Track:
     self.start.append(start); self.end.append(max(end, start))
     self.name_idx.append(i); self.cat_idx.append(c)
     self.kernel.append(kid)
-    self.args.append(at if at is not None and args else (args or None))
+    if not args: self.detail.append(-1)
+    elif at is not None: self.detail.append(at)
+    else:
+      self.detail.append(-2 - len(self.args_mem))
+      self.args_mem.append(args)
     self._sorted = None
 
   def __len__(self) -> int: return len(self.start)
 
+  COLUMNS = ("start", "end", "name_idx", "cat_idx", "kernel", "detail")
+
   def sorted(self) -> _Sorted:
+    """Puts the columns in start order (longer first on a tie, then as they were) and assigns lanes, once per change.
+    Numpy views of the columns live only inside a call: an array that exports its buffer cannot grow."""
     if self._sorted is None:
+      start, end = np.frombuffer(self.start, dtype=np.int64), np.frombuffer(self.end, dtype=np.int64)
+      order = np.lexsort((start - end, start))
+      del start, end
+      if (order != np.arange(len(order))).any():
+        for name in self.COLUMNS:
+          col = getattr(self, name)
+          setattr(self, name, array(col.typecode, np.frombuffer(col, dtype=col.typecode)[order].tobytes()))
+      del order
       self._sorted = _Sorted(np.frombuffer(self.start, dtype=np.int64), np.frombuffer(self.end, dtype=np.int64))
     return self._sorted
 
@@ -156,10 +174,9 @@ class Timeline:
 
   def span_json(self, track: Track, index: int) -> dict[str, Any]:
     """One span by its index in the track's start order (the `index` column of a chunk)."""
-    s = track.sorted()
-    i = int(s.order[index])
-    args = track.args[i]
-    if isinstance(args, int): args = self.spill(args) if self.spill is not None else {}
+    s, i = track.sorted(), index
+    v = track.detail[i]
+    args = track.args_mem[-2 - v] if v <= -2 else (self.spill(v) if self.spill is not None else {}) if v >= 0 else None
     if args is None and track.kernel[i] >= 0: args = {"kernel": track.kernel[i]}
     return {"name": track.names[track.name_idx[i]], "track": track.id, "track_name": track.name,
             "start_ns": track.start[i], "end_ns": track.end[i], "cat": track.cats[track.cat_idx[i]],
@@ -168,22 +185,23 @@ class Timeline:
   def chunk(self, track: Track, start: float | None = None, end: float | None = None) -> bytes:
     """The spans of `track` that overlap [start, end] (ns relative to start_ns; both optional), in start order."""
     s, origin = track.sorted(), self.start_ns
-    lo, hi = 0, len(s.order)
-    if end is not None: hi = int(np.searchsorted(s.start, origin + end, side="right"))
+    s_start, s_end = np.frombuffer(track.start, dtype=np.int64), np.frombuffer(track.end, dtype=np.int64)  # views: this call only
+    lo, hi = 0, len(s_start)
+    if end is not None: hi = int(np.searchsorted(s_start, origin + end, side="right"))
     if start is not None: lo = min(hi, int(np.searchsorted(s.max_end, origin + start, side="left")))
     rows = np.arange(lo, hi, dtype=np.int64)
-    if start is not None and len(rows): rows = rows[s.end[lo:hi] >= origin + start]
-    idx = s.order[rows]
-    name_idx = np.frombuffer(track.name_idx, dtype=np.uint32)[idx]
+    if start is not None and len(rows): rows = rows[s_end[lo:hi] >= origin + start]
+    name_idx = np.frombuffer(track.name_idx, dtype=np.uint32)[rows]
     used, local = np.unique(name_idx, return_inverse=True)
-    cols = [("start", "float64", (s.start[rows] - origin).astype("<f8")),
-            ("dur", "float64", (s.end[rows] - s.start[rows]).astype("<f8")),
+    cols = [("start", "float64", (s_start[rows] - origin).astype("<f8")),
+            ("dur", "float64", (s_end[rows] - s_start[rows]).astype("<f8")),
             ("name", "uint32", local.astype("<u4")),
             ("depth", "uint16", s.depth[rows].astype("<u2")),
-            ("kernel", "int32", np.frombuffer(track.kernel, dtype=np.int32)[idx].astype("<i4")),
+            ("kernel", "int32", np.frombuffer(track.kernel, dtype=np.int32)[rows].astype("<i4")),
             ("cat", "uint8", np.array([CATS.get(c, CAT_OTHER) for c in track.cats], dtype=np.uint8)[
-              np.frombuffer(track.cat_idx, dtype=np.uint32)[idx]]),
+              np.frombuffer(track.cat_idx, dtype=np.uint32)[rows]]),
             ("index", "uint32", rows.astype("<u4"))]
+    del s_start, s_end
     return encode_chunk(len(rows), [track.names[i] for i in used.tolist()], cols)
 
 def _pad8(n: int) -> int: return (n + 7) & ~7
