@@ -8,7 +8,7 @@ behind, then catches up from the deltas (a `resume` is the same thing: moving th
 whose socket takes longer than SEND_TIMEOUT_S to take one message is disconnected; it reconnects and resumes.
 """
 from __future__ import annotations
-import asyncio, json, os, shutil, time
+import asyncio, json, os, re, shutil, time
 from collections import OrderedDict
 from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -20,6 +20,7 @@ from viz.server.runstore import RunStore, Unloaded
 
 SEND_TIMEOUT_S = 10.0
 MESSAGE_CACHE = 512  # encoded `events` messages kept for the browsers that are behind
+BROWSER_MESSAGE_MAX = 64 << 10  # characters of one message from a page (a `resume` is ~40)
 
 def _dumps(obj: Any) -> str: return encode(obj)  # strict JSON: a browser's JSON.parse rejects NaN
 
@@ -146,8 +147,10 @@ class Hub:
   def _browser_request(self, b: Browser, data: Any) -> dict[str, Any] | None:
     """A `resume` moves the run's cursor back to the seq the page has; anything else gets an error."""
     if not isinstance(data, str): return _error("binary frames are not accepted; send JSON text")
+    if len(data) > BROWSER_MESSAGE_MAX:  # a page only ever sends a small `resume`: a big one is not decoded at all
+      return _error(f"message of {len(data)} characters dropped unread; the most a page may send is {BROWSER_MESSAGE_MAX}")
     try: msg = json.loads(data)
-    except ValueError as e: return _error(f"not JSON: {e}")
+    except (ValueError, RecursionError) as e: return _error(f"not JSON: {e}")
     if not isinstance(msg, dict): return _error("expected a JSON object")
     if msg.get("type") != "resume": return _error(f"unknown message type {msg.get('type')!r}; expected 'resume'")
     rid, seq = msg.get("run"), msg.get("seq")
@@ -203,7 +206,7 @@ class Hub:
     f, offsets = self._files.get(run.id), None
     first_line = f.lines + 1 if f is not None else None
     if f is not None:
-      try: offsets = f.write(_lines(data, objs))
+      try: offsets = f.write(await _lines(data, objs))
       except OSError as e:
         run.warnings.add(f"cannot write the server's copy of the trace: {e}; span details stay in memory")
         self._files.pop(run.id).close()
@@ -240,23 +243,54 @@ class Hub:
 
 async def _decode_frame(text: str) -> Any:
   """json.loads of the frame, in slices of INGEST_SLICE events with the event loop let in between when the frame is
-  laid out one event per line (ours: an 8 MiB frame decoded whole held every page for ~0.6 s); else whole."""
-  if not (text.startswith("[\n") and text.endswith("\n]")) or len(text) < 1 << 20: return json.loads(text)
+  laid out one event per line (ours: an 8 MiB frame decoded whole held every page for ~0.6 s); else element by
+  element (_decode_array). Small frames are decoded whole."""
+  if len(text) < 1 << 20: return json.loads(text)
+  if not (text.startswith("[\n") and text.endswith("\n]")): return await _decode_array(text)
   parts, out = text[2:-2].split(",\n"), []  # a JSON line holds no raw newline: ",\n" only ever ends an event
   try:
     for i in range(0, len(parts), INGEST_SLICE):
       if i: await asyncio.sleep(0)
       out += json.loads("[" + ",".join(parts[i:i + INGEST_SLICE]) + "]")
     return out
-  except (ValueError, RecursionError): return json.loads(text)  # not that layout after all: the whole text says why
+  except (ValueError, RecursionError): return await _decode_array(text)  # not that layout after all
 
-def _lines(text: str, objs: list[Any]) -> list[str]:
+_BLANK = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+async def _decode_array(text: str) -> Any:
+  """A big frame in any layout: its top-level array read element by element (raw_decode), the event loop let in
+  every INGEST_SLICE elements; errors as json.loads words them. What is not an array is decoded whole."""
+  i = _BLANK.match(text).end()  # type: ignore[union-attr]
+  if not text.startswith("[", i): return json.loads(text)
+  out: list[Any] = []
+  i = _BLANK.match(text, i + 1).end()  # type: ignore[union-attr]
+  if text.startswith("]", i): i += 1
+  else:
+    while True:
+      v, i = _DECODER.raw_decode(text, i)
+      out.append(v)
+      i = _BLANK.match(text, i).end()  # type: ignore[union-attr]
+      if text.startswith("]", i):
+        i += 1
+        break
+      if not text.startswith(",", i): raise json.JSONDecodeError("Expecting ',' delimiter", text, i)
+      i = _BLANK.match(text, i + 1).end()  # type: ignore[union-attr]
+      if len(out) % INGEST_SLICE == 0: await asyncio.sleep(0)
+  if _BLANK.match(text, i).end() != len(text): raise json.JSONDecodeError("Extra data", text, i)  # type: ignore[union-attr]
+  return out
+
+async def _lines(text: str, objs: list[Any]) -> list[str]:
   """The frame's events as trace lines: cut from the text when the sender wrote one event per line (ours does:
-  `[\n` + lines joined by `,\n` + `\n]`; a JSON line has no raw newline inside), else encoded again."""
+  `[\n` + lines joined by `,\n` + `\n]`; a JSON line has no raw newline inside), else encoded again, in slices."""
   if text.startswith("[\n") and text.endswith("\n]"):
     parts = text[2:-2].split(",\n")
     if len(parts) == len(objs): return parts
-  return [encode(o) if isinstance(o, dict) else _dumps(o) for o in objs]
+  out: list[str] = []
+  for i in range(0, len(objs), INGEST_SLICE):
+    if i: await asyncio.sleep(0)
+    out += [encode(o) if isinstance(o, dict) else _dumps(o) for o in objs[i:i + INGEST_SLICE]]
+  return out
 
 def _error(message: str) -> dict[str, Any]: return {"type": "error", "message": message}
 
