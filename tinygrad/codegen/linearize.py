@@ -1,10 +1,11 @@
 """From the scalar graph of a kernel to a linear program: loops opened and closed, reductions as accumulators.
-Each value is placed in the innermost loop it depends on, so loop-invariant work is computed outside the loop."""
+Each value is placed in the innermost loop it depends on, so loop-invariant work is computed outside the loop.
+Linearizing is one traced step of the kernel's context ("linearize"): from the SINK to LINEAR, the uops in order."""
 from __future__ import annotations
 from dataclasses import dataclass, field
 from tinygrad.dtype import dtypes, DType
 from tinygrad.helpers import prod
-from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinygrad.uop.ops import UOp, Ops, GroupOp, graph_step
 
 @dataclass
 class Program:
@@ -20,6 +21,7 @@ class Program:
   parallel: bool = False
   lib_key: str = field(default="", repr=False)
   line_uops: list[list[UOp]] = field(default_factory=list, repr=False)  # per line of src: the uops it renders
+  lin: UOp | None = field(default=None, repr=False)  # LINEAR(*uops): the linearize step's result, the render step's input
 
 def reduce_identity(op: Ops, dtype: DType):
   if op is Ops.ADD: return 0
@@ -40,6 +42,12 @@ def _topo(roots: list[UOp], skip: set[UOp], into_reduces: bool = False) -> list[
 
 def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] | None = None) -> Program:
   """params: every buffer of the kernel in argument order, also those simplification made unused (the caller passes them all)."""
+  lin, p = graph_step(sink, to_linear, global_ranges, name, params, name="linearize")
+  p.lin = lin
+  return p
+
+def to_linear(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] | None) -> tuple[UOp, Program]:
+  """The linearize step: the kernel's graph to LINEAR (its uops in order), and the Program around them."""
   topo = sink.toposort()
   scope: dict[UOp, frozenset[UOp]] = {}
   for u in topo:
@@ -84,4 +92,4 @@ def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] 
   emit_block([sink], frozenset(global_ranges), prod(gsz))
   prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(global_ranges))
   mem = sum(p.arg[1] * p.dtype.itemsize for p in params)
-  return Program(name, prog, acc_of, params, gsz, tuple(reduce_size), flops, mem)
+  return UOp(Ops.LINEAR, src=tuple(prog)), Program(name, prog, acc_of, params, gsz, tuple(reduce_size), flops, mem)

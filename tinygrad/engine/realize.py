@@ -46,15 +46,15 @@ def get_program(ast: UOp, device: str) -> Program:
     tried: list[dict] = []
     sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU", max_upcast=renderer.max_upcast, tried=tried)
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
-  first = next((u for u in p.uops if u.op is Ops.RANGE), None)
-  # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
-  # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled. (A GPU kernel's
-  # global loops are its threads already.)
-  # only a global loop is split over threads: a first loop that is a reduction's (a kernel with no global loops) would
-  # have every thread add into the same accumulators (a race: a conv weight gradient came out wrong, differently each run)
-  p.parallel = kind != "CUDA" and first is not None and first.arg[1] == "global" and first.src[0].arg >= 2 and (
-    p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and not p.reduce_size)
-  p.src = renderer.render(p)
+    first = next((u for u in p.uops if u.op is Ops.RANGE), None)
+    # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
+    # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled. (A GPU kernel's
+    # global loops are its threads already.)
+    # only a global loop is split over threads: a first loop that is a reduction's (a kernel with no global loops) would
+    # have every thread add into the same accumulators (a race: a conv weight gradient came out wrong, differently each run)
+    p.parallel = kind != "CUDA" and first is not None and first.arg[1] == "global" and first.src[0].arg >= 2 and (
+      p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and not p.reduce_size)
+    p.src = renderer.render(p)
   p.ctx_id = tc.id  # type: ignore[attr-defined]
   p.kernel_id = -1  # type: ignore[attr-defined]
   if (t := tracing.tracer) is not None:

@@ -1,10 +1,13 @@
-"""Render a linear program as C. The ALU spellings are a table; CUDA reuses it with its own prefix and index names."""
+"""Render a linear program as C. What each op renders as is a pattern table, `string_rewrite` (tinygrad's idiom: a
+PatternMatcher of (UPat, lambda ctx, x: text)); the loop around it only names values, inlines those used once,
+indents, and records which uops each line renders. CUDA's renderer puts the rules it changes in front of these.
+Rendering is one traced step of the kernel's context ("render"): from the LINEAR program to PROGRAM(LINEAR, SOURCE)."""
 from __future__ import annotations
 import math
 from collections import Counter
 from typing import Callable
 from tinygrad.dtype import DType, dtypes
-from tinygrad.uop.ops import UOp, Ops, GroupOp
+from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_step
 from tinygrad.codegen.linearize import Program
 from tinygrad.codegen.upcast import MAX_UPCAST
 
@@ -24,6 +27,7 @@ def _select(dt: DType, mask: str, a: str, b: str) -> str:
 def _max(dt: DType, a: list[str]) -> str:
   return _select(dt, f"({a[0]}<{a[1]})", a[1], a[0]) if dt.count > 1 else f"(({a[0]}<{a[1]})?{a[1]}:{a[0]})"
 
+# the ALU ops' spellings from (dtype, rendered operands); the ALU rule of string_rewrite reads them
 code_for_op: dict[Ops, Callable[[DType, list[str]], str]] = {
   Ops.EXP2: _fn("exp2"), Ops.LOG2: _fn("log2"), Ops.SIN: _fn("sin"), Ops.SQRT: _fn("sqrt"), Ops.TRUNC: _fn("trunc"),
   Ops.RECIP: lambda dt, a: f"(1/{a[0]})", Ops.NEG: lambda dt, a: f"(!{a[0]})" if dt == dtypes.bool else f"(-{a[0]})",
@@ -36,14 +40,14 @@ code_for_op: dict[Ops, Callable[[DType, list[str]], str]] = {
   Ops.WHERE: lambda dt, a: f"({a[0]}?{a[1]}:{a[2]})", Ops.MULACC: lambda dt, a: f"(({a[0]}*{a[1]})+{a[2]})",
 }
 
-def render_const(v, dt: DType) -> str:
-  if dt.count > 1: return render_const(v, dt.scalar)  # type: ignore[arg-type]  # with vectors, C broadcasts a scalar
+def render_const(v, dt: DType, half: str = "_Float16") -> str:
+  if dt.count > 1: return render_const(v, dt.scalar, half)  # type: ignore[arg-type]  # with vectors, C broadcasts a scalar
   if dt == dtypes.bool: return "1" if v else "0"
   if dtypes.is_float(dt):
     if math.isnan(v): s = "NAN"
     elif math.isinf(v): s = "INFINITY" if v > 0 else "-INFINITY"
     else: s = repr(float(v)) + ("" if dt == dtypes.float64 else "f")
-    return s if dt != dtypes.float16 else f"((_Float16){s})"
+    return s if dt != dtypes.float16 else f"(({half}){s})"
   if dt == dtypes.int64: return f"{v}ll" if v != dtypes.min(dt) else "(-9223372036854775807ll-1)"
   if dt == dtypes.uint64: return f"{v}ull"
   if dt == dtypes.uint32: return f"{v}u"
@@ -57,101 +61,155 @@ def _typedef(d: DType) -> str:
   scalar, size = ("int", 4 * d.count) if d.scalar == dtypes.bool else (d.scalar.cname, d.itemsize)  # type: ignore[union-attr]
   return f"typedef {scalar} {d.cname} __attribute__((vector_size({size})));\n"
 
+class RenderCtx:
+  """One program being rendered: the text of each uop so far (`ctx[u]`) and what the rules ask about the program."""
+  def __init__(self, renderer: CStyleRenderer, p: Program):
+    self.renderer, self.p, self.r = renderer, p, {}
+    uops = p.uops
+    self.acc_ops: dict[UOp, Ops] = {u.src[0]: u.arg for u in uops if u.op is Ops.ACC_UPDATE}
+    self.first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
+    self.global_ranges = [u for u in uops if u.op is Ops.RANGE and u.arg[1] == "global"]
+    # per reduce loop: the accumulator of the reduction it opens when that reduction has one (OpenMP's clause names
+    # it), and whether another loop opens inside it (only an innermost loop is a simd loop)
+    self.loop_acc: dict[UOp, UOp | None] = {}
+    self.nested: set[UOp] = set()
+    last_acc: UOp | None = None
+    cur_accs: list[UOp] = []
+    for i, u in enumerate(uops):
+      if u.op is Ops.DEFINE_ACC: cur_accs, last_acc = (cur_accs + [u] if i and uops[i - 1].op is Ops.DEFINE_ACC else [u]), u
+      if u.op is Ops.RANGE:
+        self.loop_acc[u] = last_acc if u.arg[1] == "reduce" and len(cur_accs) == 1 else None
+        if uops[i + 1].op is Ops.RANGE: self.nested.add(u)
+  def __getitem__(self, u: UOp) -> str: return self.r[u]
+  def tname(self, dt: DType) -> str: return self.renderer.type_names.get(dt, dt.cname)
+  def const(self, v, dt: DType) -> str: return render_const(v, dt, self.tname(dtypes.float16))
+  def args(self, x: UOp) -> list[str]:
+    """x's operands as text; a vector select or compare takes one copy of a scalar operand per lane."""
+    n = x.dtype.count
+    spread = n > 1 and x.op in VEC_SELECT
+    return [f"(({self.tname(s.dtype.vec(n))}){{{', '.join([self.r[s]] * n)}}})" if spread and s.dtype.count == 1 and s.dtype != dtypes.bool
+            else self.r[s] for s in x.src]
+
+def _omp(ctx: RenderCtx, x: UOp) -> str:
+  """The OpenMP pragma line in front of loop x, if any: the first global loop of a parallel kernel is split over
+  threads; an innermost loop reducing into one float accumulator is a simd reduction."""
+  acc = ctx.loop_acc.get(x)
+  red_op = ctx.acc_ops.get(acc) if acc is not None else None
+  red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{ctx[acc]})" if acc is not None and red_op else ""
+  simd = " simd" if acc is not None and red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(acc.dtype) and x not in ctx.nested else ""
+  if x is ctx.first_loop and ctx.p.parallel: return f"#pragma omp parallel for{simd}{red}\n"
+  return f"#pragma omp simd{red}\n" if simd else ""
+
+def for_loop(ctx: RenderCtx, x: UOp, n: UOp) -> str: return f"for (int {ctx[x]} = 0; {ctx[x]} < {n.arg}; {ctx[x]}++) {{"
+
+def _vector_load(ctx: RenderCtx, x: UOp, b: UOp, i: UOp, gate: UOp | None) -> str:
+  """count consecutive scalars from b+i (GCC's vector types have no gather: a copy into the lanes)"""
+  copy = f"__builtin_memcpy(&{ctx[x]}, {ctx[b]}+{ctx[i]}, sizeof({ctx[x]}));"
+  return f"{ctx.tname(x.dtype)} {ctx[x]} = {{0}};\n" + (copy if gate is None else f"if ({ctx[gate]}) {copy}")
+
+def _vectorize(ctx: RenderCtx, x: UOp) -> str:  # a lane mask from scalar bools: true is all ones
+  return f"(({ctx.tname(x.dtype)}){{{', '.join(f'-{ctx[s]}' if x.dtype.scalar == dtypes.bool else ctx[s] for s in x.src)}}})"
+
+string_rewrite = PatternMatcher([
+  # names: these get no line of their own
+  (UPat(Ops.DEFINE_GLOBAL, name="x"), lambda x: f"data{x.arg[0]}"),
+  (UPat(Ops.SINK), lambda: ""),
+  (UPat(Ops.CONST, name="x"), lambda ctx, x: ctx.const(x.arg, x.dtype)),
+  (UPat(Ops.DEFINE_VAR, name="x"), lambda x: x.arg[0]),
+  (UPat(Ops.REDUCE, name="x"), lambda ctx, x: ctx[ctx.p.acc_of[x]]),
+  # statements: lines
+  (UPat(Ops.RANGE, src=(UPat.cvar("n"),), name="x"), lambda ctx, x, n: _omp(ctx, x) + for_loop(ctx, x, n)),
+  (UPat(Ops.ENDRANGE), lambda: "}"),
+  (UPat(Ops.DEFINE_ACC, src=(UPat.var("c"),), name="x"),
+   lambda ctx, x, c: f"{ctx.tname(x.dtype)} {ctx[x]} = {ctx[c] if x.dtype.count == 1 else '{' + ', '.join([ctx[c]] * x.dtype.count) + '}'};"),
+  (UPat(Ops.ACC_UPDATE, arg=Ops.MAX, src=(UPat.var("a"), UPat.var("v")), name="x"), lambda ctx, x, a, v: f"{ctx[a]} = {_max(x.dtype, [ctx[a], ctx[v]])};"),
+  (UPat(Ops.ACC_UPDATE, src=(UPat.var("a"), UPat.var("v")), name="x"),
+   lambda ctx, x, a, v: f"{ctx[a]} = {ctx[a]} {'+' if x.arg is Ops.ADD else '*'} {ctx[v]};"),
+  (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("i")), name="x"),
+   lambda ctx, x, b, i: _vector_load(ctx, x, b, i, None) if x.dtype.count > 1 else f"{ctx.tname(x.dtype)} {ctx[x]} = {ctx[b]}[{ctx[i]}];"),
+  (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("i"), UPat.var("g")), name="x"),
+   lambda ctx, x, b, i, g: _vector_load(ctx, x, b, i, g) if x.dtype.count > 1 else
+   f"{ctx.tname(x.dtype)} {ctx[x]} = ({ctx[g]}?{ctx[b]}[{ctx[i]}]:{ctx.const(0, x.dtype)});"),
+  (UPat(Ops.STORE, src=(UPat.var("b"), UPat.var("i"), UPat.var("v")), allow_any_len=True),
+   lambda ctx, b, i, v: f"__builtin_memcpy({ctx[b]}+{ctx[i]}, &{ctx[v]}, sizeof({ctx[v]}));" if v.dtype.count > 1 else f"{ctx[b]}[{ctx[i]}] = {ctx[v]};"),
+  # values: expressions, inlined where used once, else declared
+  (UPat(Ops.CAST, src=(UPat.var("a"),), name="x"), lambda ctx, x, a: f"(({ctx.tname(x.dtype)})({ctx[a]}))"),
+  (UPat(Ops.BITCAST, src=(UPat.var("a"),), name="x"), lambda ctx, x, a: f"((union {{{ctx.tname(a.dtype)} a; {ctx.tname(x.dtype)} b;}}){{.a={ctx[a]}}}).b"),
+  (UPat(Ops.GEP, src=(UPat.var("a"),), name="x"), lambda ctx, x, a: f"{ctx[a]}[{x.arg}]"),
+  (UPat(Ops.VECTORIZE, name="x"), _vectorize),
+  (UPat(Ops.WHERE, name="x"), lambda ctx, x: _select(x.dtype, *ctx.args(x)) if x.src[0].dtype.count > 1 else None),
+  (UPat(tuple(code_for_op), name="x"), lambda ctx, x: code_for_op[x.op](x.dtype, ctx.args(x))),
+])
+
+NAMES = {Ops.DEFINE_GLOBAL, Ops.SINK, Ops.CONST, Ops.DEFINE_VAR, Ops.REDUCE}
+STATEMENTS = {Ops.RANGE, Ops.ENDRANGE, Ops.DEFINE_ACC, Ops.ACC_UPDATE, Ops.LOAD, Ops.STORE}
+
 class CStyleRenderer:
   kernel_prefix = "void"
   buffer_qualifier = "restrict"
-  code_for_op = code_for_op  # a subclass may respell ops (CUDA: half arithmetic)
+  string_rewrite = string_rewrite  # a subclass puts its own rules in front (CUDA: half arithmetic, threads for loops)
+  type_names: dict[DType, str] = {}  # a subclass's spelling of a type (CUDA: half)
   max_upcast = MAX_UPCAST  # copies of a loop body the optimizer may make (GPU renderers want fewer)
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
   parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
-  def param(self, p: UOp, written: bool) -> str:
-    return f"{'' if written else 'const '}{p.dtype.cname}* {self.buffer_qualifier} data{p.arg[0]}"
-  def loop_open(self, r: UOp, name: str) -> str: return f"for (int {name} = 0; {name} < {r.src[0].arg}; {name}++) {{"
-  def bitcast(self, to: DType, frm: DType, x: str) -> str: return f"((union {{{frm.cname} a; {to.cname} b;}}){{.a={x}}}).b"
 
   def render(self, p: Program) -> str:
-    uops = p.uops
+    """p's source; sets p.line_uops. Traced as the kernel context's "render" step."""
+    lin = p.lin if p.lin is not None else UOp(Ops.LINEAR, src=tuple(p.uops))
+    return graph_step(lin, render_program, self, p, name="render")[1]
+
+  def named_operands(self, u: UOp) -> tuple[UOp, ...]:
+    """Operands that appear twice in u's text: inlined, nested maxes would grow exponentially, so they get a name."""
+    if u.op is Ops.MAX or (u.dtype.count > 1 and u.op in VEC_SELECT): return u.src
+    return (u.src[2],) if u.op is Ops.STORE and u.src[2].dtype.count > 1 else ()
+
+  def render_text(self, p: Program) -> str:
+    ctx = RenderCtx(self, p)
+    uops, r, rules = p.uops, ctx.r, self.string_rewrite
+    def rule(u: UOp) -> str:
+      if (s := rules.rewrite(u, ctx)) is None: raise NotImplementedError(f"{type(self).__name__} has no rule for {u.op} ({u.dtype})")
+      return s
     users = Counter(s for u in uops for s in u.src)
-    written = {u.src[0] for u in uops if u.op is Ops.STORE}
-    r: dict[UOp, str] = {s: render_const(s.arg, s.dtype) for u in uops for s in u.src if s.op is Ops.CONST}
+    for u in uops:
+      for s in u.src:
+        if s.op is Ops.CONST and s not in r: r[s] = rule(s)  # also those outside the program (an accumulator's start)
     lines: list[str] = []
     owners: list[list[UOp]] = []  # per emitted line, the uops it renders: the line's own and those inlined into it
     folded: dict[UOp, list[UOp]] = {}  # an inlined uop's text holds these uops
-    depth, counts = 1, Counter()
-    acc_ops: dict[UOp, Ops] = {u.src[0]: u.arg for u in uops if u.op is Ops.ACC_UPDATE}
-    first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
-    last_acc: UOp | None = None
-    cur_accs: list[UOp] = []  # the accumulators of the reduction whose loops open next
     inlined: set[UOp] = set()
+    depth, counts = 1, Counter()
     def name(prefix: str) -> str:
       counts[prefix] += 1
       return f"{prefix}{counts[prefix] - 1}"
-    def parts(u: UOp) -> list[UOp]:
-      return [u] + [x for s in u.src if s in inlined for x in folded.get(s, ())]
-    def emit(s: str, own: list[UOp] | None = None) -> None:
-      o = own if own is not None else parts(u)
-      for piece in ("  " * depth + s).split("\n"): lines.append(piece); owners.append(o)  # a renderer may emit two lines at once
-    for i, u in enumerate(uops):
-      op, dt = u.op, u.dtype
-      prev_op = uops[i - 1].op if i else None
-      if op in (Ops.DEFINE_GLOBAL, Ops.SINK): r[u] = f"data{u.arg[0]}" if op is Ops.DEFINE_GLOBAL else ""; continue
-      if op is Ops.CONST: r[u] = render_const(u.arg, dt); continue
-      if op is Ops.DEFINE_VAR: r[u] = u.arg[0]; continue
-      if op is Ops.RANGE:
-        r[u] = name("gidx" if u.arg[1] == "global" else "ridx")
-        nxt = uops[i + 1]
-        red_op = acc_ops.get(last_acc) if u.arg[1] == "reduce" and len(cur_accs) == 1 else None
-        red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{r[last_acc]})" if red_op else ""
-        simd = " simd" if red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(last_acc.dtype) and nxt.op is not Ops.RANGE else ""
-        if u is first_loop and p.parallel: emit(f"#pragma omp parallel for{simd}{red}", [u])
-        elif simd: emit(f"#pragma omp simd{red}", [u])
-        emit(self.loop_open(u, r[u])); depth += 1; continue
-      if op is Ops.ENDRANGE: depth -= 1; emit("}"); continue
-      if op is Ops.DEFINE_ACC:
-        cur_accs = cur_accs + [u] if prev_op is Ops.DEFINE_ACC else [u]
-        last_acc, r[u] = u, f"acc{u.arg}"
-        init = r[u.src[0]] if dt.count == 1 else f"{{{', '.join([r[u.src[0]]] * dt.count)}}}"
-        emit(f"{dt.cname} {r[u]} = {init};"); continue
-      if op is Ops.ACC_UPDATE:
-        a, v = r[u.src[0]], r[u.src[1]]
-        upd = self.code_for_op[Ops.MAX](dt, [a, v]) if u.arg is Ops.MAX else f"{a} {'+' if u.arg is Ops.ADD else '*'} {v}"
-        emit(f"{a} = {upd};"); continue
-      if op is Ops.REDUCE: r[u] = r[p.acc_of[u]]; continue
-      if op is Ops.LOAD and dt.count > 1:  # a vector load: count consecutive scalars from base
-        r[u] = name("val")
-        emit(f"{dt.cname} {r[u]} = {{0}};")
-        copy = f"__builtin_memcpy(&{r[u]}, {r[u.src[0]]}+{r[u.src[1]]}, sizeof({r[u]}));"
-        emit(copy if len(u.src) == 2 else f"if ({r[u.src[2]]}) {copy}"); continue
-      if op is Ops.STORE and u.src[2].dtype.count > 1:
-        if u.src[2] in inlined:
-          nm = name("alu"); emit(f"{u.src[2].dtype.cname} {nm} = {r[u.src[2]]};", folded.get(u.src[2], [u.src[2]])); r[u.src[2]] = nm
-          inlined.discard(u.src[2])
-        emit(f"__builtin_memcpy({r[u.src[0]]}+{r[u.src[1]]}, &{r[u.src[2]]}, sizeof({r[u.src[2]]}));"); continue
-      if op is Ops.LOAD:
-        buf, idx = r[u.src[0]], r[u.src[1]]
-        expr = f"{buf}[{idx}]" if len(u.src) == 2 else f"({r[u.src[2]]}?{buf}[{idx}]:{render_const(0, dt)})"
-        r[u] = name("val"); emit(f"{dt.cname} {r[u]} = {expr};"); continue
-      if op is Ops.STORE: emit(f"{r[u.src[0]]}[{r[u.src[1]]}] = {r[u.src[2]]};"); continue
-      if op is Ops.CAST: expr = f"(({dt.cname})({r[u.src[0]]}))"
-      elif op is Ops.GEP: expr = f"{r[u.src[0]]}[{u.arg}]"
-      elif op is Ops.VECTORIZE:  # a lane mask from scalar bools: true is all ones
-        expr = f"(({dt.cname}){{{', '.join(f'-{r[s]}' if dt.scalar == dtypes.bool else r[s] for s in u.src)}}})"
-      elif op is Ops.BITCAST: expr = self.bitcast(dt, u.src[0].dtype, r[u.src[0]])
-      elif op in GroupOp.ALU:
-        spread = dt.count > 1 and op in VEC_SELECT  # scalar operands of a vector select or compare: one copy per lane
-        if op is Ops.MAX or spread:  # operands that appear twice in the expression: name them, or nested maxes grow exponentially
-          for s in u.src:
-            if s in inlined: nm = name("alu"); emit(f"{s.dtype.cname} {nm} = {r[s]};", folded.get(s, [s])); inlined.discard(s); r[s] = nm
-        args = [f"(({s.dtype.vec(dt.count).cname}){{{', '.join([r[s]] * dt.count)}}})" if spread and s.dtype.count == 1 and s.dtype != dtypes.bool
-                else r[s] for s in u.src]
-        expr = _select(dt, *args) if op is Ops.WHERE and u.src[0].dtype.count > 1 else self.code_for_op[op](dt, args)
-      else: raise NotImplementedError(f"the C renderer has no rule for {op}")
-      if users[u] <= 1 and dt != dtypes.bool and op is not Ops.BITCAST: r[u] = expr; folded[u] = parts(u); inlined.add(u)  # used once: inline it
-      else: r[u] = name("alu"); emit(f"{dt.cname} {r[u]} = {expr};")
-    params = ", ".join(self.param(pp, pp in written) for pp in p.params)
+    def emit(s: str, own: list[UOp]) -> None:
+      for piece in s.split("\n"): lines.append("  " * depth + piece); owners.append(own)
+    for u in uops:
+      op = u.op
+      if op in NAMES: r[u] = rule(u); continue
+      if op is Ops.ENDRANGE: depth -= 1
+      elif op is Ops.RANGE: r[u] = name("gidx" if u.arg[1] == "global" else "ridx")
+      elif op is Ops.LOAD: r[u] = name("val")
+      elif op is Ops.DEFINE_ACC: r[u] = f"acc{u.arg}"
+      for s in self.named_operands(u):
+        if s in inlined:
+          nm = name("alu"); emit(f"{ctx.tname(s.dtype)} {nm} = {r[s]};", folded.get(s, [s])); inlined.discard(s); r[s] = nm
+      text = rule(u)
+      own = [u] + [x for s in u.src if s in inlined for x in folded.get(s, ())]
+      if op in STATEMENTS:
+        emit(text, own)
+        if op is Ops.RANGE: depth += 1
+      elif users[u] <= 1 and u.dtype != dtypes.bool and op is not Ops.BITCAST: r[u] = text; folded[u] = own; inlined.add(u)  # used once: inline it
+      else: r[u] = name("alu"); emit(f"{ctx.tname(u.dtype)} {r[u]} = {text};", own)
+    written = {u.src[0] for u in uops if u.op is Ops.STORE}
+    params = ", ".join(f"{'' if pp in written else 'const '}{ctx.tname(pp.dtype)}* {self.buffer_qualifier} data{pp.arg[0]}" for pp in p.params)
     # each float vector type and its lane mask type (int lanes of the same size: what GCC's vector compares return)
     vec_types = sorted({d.cname: d for u in uops if u.dtype.count > 1 for d in (u.dtype, dtypes.bool.vec(u.dtype.count))}.values(), key=lambda d: d.name)
     p.line_uops = [[] for _ in vec_types] + [list(p.params)] + [list(dict.fromkeys(o)) for o in owners] + [[]]
     return "".join(map(_typedef, vec_types)) + f"{self.kernel_prefix} {p.name}({params}) {{\n" + "\n".join(lines) + "\n}"
+
+def render_program(lin: UOp, renderer: CStyleRenderer, p: Program) -> tuple[UOp, str]:
+  """The render step: the linear program to PROGRAM(LINEAR, SOURCE), and the source."""
+  src = renderer.render_text(p)
+  return UOp(Ops.PROGRAM, src=(lin, UOp(Ops.SOURCE, arg=src))), src
 
 PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"

@@ -1,14 +1,14 @@
-"""Render a linear program as CUDA C: the C renderer's output with one thread per point of the global loops.
+"""Render a linear program as CUDA C: the C renderer's rules, with CUDA's own in front for what it spells differently
+(half math, bit casts, the threads that stand for the global loops), one thread per point of the global loops.
 All global loops become one flat thread index `gid = blockIdx.x*blockDim.x+threadIdx.x` (a 1-D grid of THREADS-wide
 blocks, guarded by `gid < prod(global_size)`), split into the loops' indices with the innermost fastest, so
 neighbouring threads touch neighbouring elements. Reduction loops stay `for` loops inside the thread."""
 from __future__ import annotations
-from typing import Callable
-from tinygrad.dtype import DType, dtypes
+from tinygrad.dtype import dtypes
 from tinygrad.helpers import prod, ceildiv
-from tinygrad.uop.ops import UOp, Ops
+from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher
 from tinygrad.codegen.linearize import Program
-from tinygrad.renderer.cstyle import CStyleRenderer, code_for_op
+from tinygrad.renderer.cstyle import CStyleRenderer, RenderCtx, code_for_op, string_rewrite, for_loop
 
 THREADS = 256  # threads per block: every kernel is launched with blocks this wide (fewer when it has fewer points)
 
@@ -45,37 +45,39 @@ def launch_dims(global_size: tuple[int, ...]) -> tuple[int, int]:
   n = prod(global_size)
   return (ceildiv(n, THREADS), THREADS) if n > THREADS else (1, max(n, 1))
 
-def _half_fn(f: Callable[[DType, list[str]], str]) -> Callable[[DType, list[str]], str]:
-  """A function the table spells for float, on half: computed in float and rounded back, like the PYTHON device."""
-  return lambda dt, a: f"((half){f(dtypes.float32, [f'(float){x}' for x in a])})" if dt == dtypes.float16 else f(dt, a)
+def _half_math(ctx: RenderCtx, x: UOp) -> str:
+  """A function C spells for float, on half: computed in float and rounded back, like the PYTHON device."""
+  return f"((half){code_for_op[x.op](dtypes.float32, [f'(float){a}' for a in ctx.args(x)])})"
 
-cuda_code_for_op = {**code_for_op,
-  **{op: _half_fn(code_for_op[op]) for op in (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC, Ops.POW)},
+def _thread(ctx: RenderCtx, x: UOp) -> str | None:
+  """A global loop is no loop: its index comes from the flat thread index (the `{` stands where a loop's would: the
+  ENDRANGE that closes the loop closes it)."""
+  if x.arg[1] != "global": return None
+  first, index = _thread_index_lines(ctx.global_ranges)[x]
+  return (first + "\n" if first else "") + f"int {ctx[x]} = {index}; {{"
+
+# the C rules CUDA changes, in front of C's
+cuda_rewrite = PatternMatcher([
+  (UPat((Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC, Ops.POW), dtype=dtypes.float16, name="x"), _half_math),
   # `1/x` on a half is ambiguous in C++ (int/float or half/half): spell the one in x's type
-  Ops.RECIP: lambda dt, a: f"(((half)1.0f)/{a[0]})" if dt == dtypes.float16 else f"(1/{a[0]})"}
+  (UPat(Ops.RECIP, dtype=dtypes.float16, src=(UPat.var("a"),)), lambda ctx, a: f"(((half)1.0f)/{ctx[a]})"),
+  (UPat(Ops.BITCAST, src=(UPat.var("a"),), name="x"), lambda ctx, x, a: f"tg_bitcast<{ctx.tname(x.dtype)}>({ctx[a]})"),
+  (UPat(Ops.RANGE, name="x"), _thread),
+  (UPat(Ops.RANGE, src=(UPat.cvar("n"),), name="x"), for_loop),  # no OpenMP pragmas: they mean nothing to a CUDA thread
+]) + string_rewrite
 
 class CUDARenderer(CStyleRenderer):
   kernel_prefix = f'extern "C" __global__ void __launch_bounds__({THREADS})'
   buffer_qualifier = "__restrict__"
-  code_for_op = cuda_code_for_op
+  string_rewrite = cuda_rewrite
+  type_names = {dtypes.float16: "half"}  # the type the prelude defines
   max_upcast = 16  # a 4x4 register tile per thread: 128 accumulators would spill and leave room for few threads
-  def bitcast(self, to: DType, frm: DType, x: str) -> str: return f"tg_bitcast<{to.cname}>({x})"
   def local_size(self, p: Program) -> tuple[int, ...]: return (launch_dims(p.global_size)[1],)
   def render(self, p: Program) -> str:
     if (vec := next((u for u in p.uops if u.dtype.count > 1), None)) is not None:
       raise NotImplementedError(f"the CUDA renderer has no vector types ({vec.op} of {vec.dtype} in {p.name}): optimize with vector=False")
     if prod(p.global_size) >= 2**31: raise NotImplementedError(f"{p.name}: {prod(p.global_size)} threads do not fit the int thread index")
-    self._thread_index = _thread_index_lines([u for u in p.uops if u.op is Ops.RANGE and u.arg[1] == "global"])
-    src = super().render(p).replace("_Float16", "half")  # the C renderer's half type, spelled the way the prelude defines it
-    # OpenMP pragmas (simd reductions) mean nothing to a CUDA thread
-    keep = [not line.lstrip().startswith("#pragma omp") for line in src.split("\n")]
-    p.line_uops = [o for o, k in zip(p.line_uops, keep) if k]
-    return "\n".join(line for line, k in zip(src.split("\n"), keep) if k)
-  def loop_open(self, r: UOp, name: str) -> str:
-    if r.arg[1] != "global": return super().loop_open(r, name)
-    first, index = self._thread_index[r]
-    # the `{` stands where a loop's would: the ENDRANGE that closes the loop closes it
-    return (first + "\n" + "  " if first else "") + f"int {name} = {index}; {{"
+    return super().render(p)
 
 def _thread_index_lines(granges: list[UOp]) -> dict[UOp, tuple[str, str]]:
   """For each global range: the line declaring gid and its guard (first range only), and the range's index from gid."""

@@ -23,6 +23,8 @@ class Ops(Enum):
   # kernels and their lowering
   KERNEL = auto(); DEFINE_GLOBAL = auto(); RANGE = auto(); INDEX = auto(); LOAD = auto(); STORE = auto()
   DEFINE_ACC = auto(); ACC_UPDATE = auto(); ENDRANGE = auto(); SPECIAL = auto()
+  # a kernel's program: LINEAR holds its uops in order (linearized), PROGRAM(LINEAR, SOURCE) its rendering (SOURCE's arg: the code)
+  LINEAR = auto(); PROGRAM = auto(); SOURCE = auto()
   # vectors inside a kernel: VECTORIZE builds one from scalar lanes, GEP takes lane arg out of one
   VECTORIZE = auto(); GEP = auto()
   # ALU
