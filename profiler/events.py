@@ -80,6 +80,7 @@ class Rewrite:
   output: int
   start_ns: int
   dur_ns: int
+  match_ns: list[int] = field(default_factory=list)  # per match, how long its rewrite took (trying the patterns and the winner's fn)
 
 @dataclass(slots=True)
 class Kernel:

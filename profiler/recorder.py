@@ -26,10 +26,11 @@ def arg_repr(x: Any) -> str:
   return r if len(r) <= ARG_MAX else r[:ARG_MAX-3] + "..."
 
 class _OpenRewrite:
-  __slots__ = ("id", "ctx", "name", "loc", "input", "matches", "start_ns", "own_ctx")
+  __slots__ = ("id", "ctx", "name", "loc", "input", "matches", "match_ns", "start_ns", "own_ctx")
   def __init__(self, id: int, ctx: int, name: str, loc: tuple[str, int], input: int, own_ctx: bool):
     self.id, self.ctx, self.name, self.loc, self.input, self.own_ctx = id, ctx, name, loc, input, own_ctx
     self.matches: list[tuple[int | None, int, int]] = []
+    self.match_ns: list[int] = []  # per match, how long its rewrite took
     self.start_ns = time.perf_counter_ns()
 
 class Recorder:
@@ -85,7 +86,7 @@ class Recorder:
     ctx = self.context_begin("user", name, loc) if own else stack[-1]
     self._tls.rw.append(_OpenRewrite(next(self._rw_n), ctx, name, _loc(loc), self._uop(sink), own))
 
-  def rewrite_match(self, pat: Any, before: Any, after: Any) -> None:
+  def rewrite_match(self, pat: Any, before: Any, after: Any, ns: int = 0) -> None:
     try: rw = self._tls.rw[-1]
     except (AttributeError, IndexError): return  # a match outside rewrite_begin/end has nothing to belong to
     ids = self._uop_ids
@@ -96,13 +97,14 @@ class Recorder:
     p = None if pat is None else self._pat_ids.get(id(pat))
     if p is None and pat is not None: p = self._intern_pattern(pat)
     rw.matches.append((p, b, a))
+    rw.match_ns.append(ns)
 
   def rewrite_end(self, sink: Any) -> None:
     try: rw = self._tls.rw.pop()
     except (AttributeError, IndexError): return
     out = self._uop(sink)
     self._q.append(Rewrite(rw.id, rw.ctx, rw.name, rw.loc, rw.input, rw.matches, out, rw.start_ns,
-                           time.perf_counter_ns() - rw.start_ns))
+                           time.perf_counter_ns() - rw.start_ns, rw.match_ns))
     if rw.own_ctx: self.context_end(rw.ctx)
     # the UOps interned stay alive to the end (their ids must not be reused): every 32 rewrites, move everything alive
     # out of the garbage collector's way, or its collections walk them again and again (a third of what recording

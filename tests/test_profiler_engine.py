@@ -17,8 +17,8 @@ class Capturing(Recorder):
   def rewrite_begin(self, name, loc, sink):
     super().rewrite_begin(name, loc, sink)
     self.seen.append(("begin", sink))
-  def rewrite_match(self, pat, before, after):
-    super().rewrite_match(pat, before, after)
+  def rewrite_match(self, pat, before, after, ns=0):
+    super().rewrite_match(pat, before, after, ns)
     self.seen.append(("match", pat, before, after))
   def rewrite_end(self, sink):
     super().rewrite_end(sink)
@@ -71,7 +71,8 @@ def check_trace(rec: Capturing, evs: list) -> None:
       assert (pats[pid].file, pats[pid].line) == pat.location
   for p in pats.values():
     line = linecache.getline(p.file, p.line)
-    assert "UPat" in p.source and p.source.splitlines()[0].strip() in line, (p.file, p.line, p.source)
+    # a table's pattern, or a whole-graph step's function (graph_step: linearize, render, the optimizer's walks)
+    assert ("UPat" in p.source or p.source.startswith("def ")) and p.source.splitlines()[0].strip() in line, (p.file, p.line, p.source)
   kernels = [e for e in evs if isinstance(e, Kernel)]
   assert all(k.ctx in ctxs and ctxs[k.ctx].kind == "kernel" and k.src for k in kernels)
 

@@ -1,6 +1,6 @@
 """UOp (the one IR), UPat + PatternMatcher (transformations as data) and graph_rewrite."""
 from __future__ import annotations
-import sys, weakref, inspect, math, itertools
+import sys, weakref, inspect, math, itertools, time
 from enum import Enum, auto
 from typing import Any, Callable
 from tinygrad.dtype import DType, dtypes
@@ -368,9 +368,13 @@ def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) ->
   replace: dict[UOp, UOp] = {}
   def apply(n: UOp) -> UOp | None:
     r = pm.rewrite_pat(n, ctx)
-    if r is None: return None
-    if trace is not None: trace.rewrite_match(r[1], n, r[0])
-    return r[0]
+    return None if r is None else r[0]
+  if trace is not None:
+    def apply(n: UOp) -> UOp | None:  # traced: each match with the time its rewrite took (the match panel shows it)
+      st = time.perf_counter_ns()
+      if (r := pm.rewrite_pat(n, ctx)) is None: return None
+      trace.rewrite_match(r[1], n, r[0], time.perf_counter_ns() - st)
+      return r[0]
   # explicit stack instead of recursion: stage 0 = visit sources, 1 = rebuild + rewrite, 2 = take the result's rewrite
   stack: list[tuple[UOp, int, UOp | None]] = [(sink, 0, None)]
   while stack:
@@ -417,7 +421,7 @@ def graph_step(sink: UOp, fn: Callable[..., Any], *args: Any, name: str, **kw: A
   t = tracing.tracer
   if t is None or not t.capture_rewrites or untraced_rewrites.depth: return fn(sink, *args, **kw)
   t.rewrite_begin(name, _caller_location(__file__), sink)
-  out, new = None, sink
+  out, new, st = None, sink, time.perf_counter_ns()
   try:
     with untraced_rewrites(): out = fn(sink, *args, **kw)
     new = out[0] if isinstance(out, tuple) and out and isinstance(out[0], UOp) else out if isinstance(out, UOp) else sink
@@ -426,7 +430,7 @@ def graph_step(sink: UOp, fn: Callable[..., Any], *args: Any, name: str, **kw: A
         code = getattr(fn, "__code__", None)
         pat = _step_patterns[fn] = UPat(Ops.SINK, name=getattr(fn, "__name__", "step"),
                                         location=(code.co_filename, code.co_firstlineno) if code is not None else _caller_location(__file__))
-      t.rewrite_match(pat, sink, new)
+      t.rewrite_match(pat, sink, new, time.perf_counter_ns() - st)
   finally: t.rewrite_end(new)
   return out
 

@@ -287,7 +287,7 @@ def node_json(table: UOpTable, uid: int) -> dict[str, Any]:
   op, dtype, arg, src = table.rows[uid]
   return {"id": uid, "op": op, "dtype": dtype, "arg": arg, "src": list(src)}
 
-def step_json(steps: RewriteSteps, k: int, patterns: dict[int, dict[str, Any]]) -> str:
+def step_json(steps: RewriteSteps, k: int, patterns: dict[int, dict[str, Any]], match_ns: list[int] | None = None) -> str:
   """The answer of GET /api/runs/{run}/rewrites/{rw}/step/{k} (docs/server-api.md), as JSON text: nodes are
   written from per-node fragments cached on the table, since a 10k-node graph is sent again at every step."""
   n = len(steps.matches)
@@ -298,7 +298,8 @@ def step_json(steps: RewriteSteps, k: int, patterns: dict[int, dict[str, Any]]) 
     prev, cur = prev_g.nodes, g.nodes
     head["removed"], head["added"] = sorted(prev - cur), sorted(cur - prev)
     pid, before, after = steps.matches[k - 1]
-    head["match"] = {"pattern": patterns.get(pid) if pid is not None else None, "before": before, "after": after}
+    head["match"] = {"pattern": patterns.get(pid) if pid is not None else None, "before": before, "after": after,
+                     "ns": match_ns[k - 1] if match_ns and len(match_ns) == n else None}  # how long its rewrite took
   frag, rows = steps.table.fragments, steps.table.rows
   def one(u: int) -> str:
     op, dtype, arg, src = rows[u]

@@ -149,7 +149,7 @@ class Run:
     self._touch(ctx)
     self.contexts[ctx].rewrites.append(r.id)
     self.rewrites[r.id] = {"id": r.id, "ctx": ctx, "name": r.name, "loc": _loc(r.loc), "input": r.input, "output": r.output,
-                           "matches": matches, "start_ns": r.start_ns, "dur_ns": r.dur_ns}
+                           "matches": matches, "start_ns": r.start_ns, "dur_ns": r.dur_ns, "match_ns": r.match_ns}
 
   def _kernel(self, d: dict[str, Any]) -> None:
     k = from_json(d)
@@ -255,7 +255,7 @@ class Run:
     return s
 
   def step_json(self, rid: int, k: int) -> str:
-    return step_json(self.steps(rid), k, self.patterns)
+    return step_json(self.steps(rid), k, self.patterns, self.rewrites[rid].get("match_ns"))
 
   def read_args(self, offset: int) -> dict[str, Any]:
     """The args of the span whose line starts at `offset` in this run's trace file."""

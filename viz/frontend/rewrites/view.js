@@ -204,7 +204,9 @@ export class RewritesView {
     const where = pat ? `<a class="loc mono" title="${esc(pat.file)}:${pat.line}">${esc(locText([pat.file, pat.line]))}</a>` : `<span class="muted">no pattern (a direct replacement)</span>`;
     const tree = (byId, id) => exprTree(byId, id).map((l) => esc(l).replace(/#(-?\d+)/g, '<a data-node="$1">#$1</a>')).join("\n");
     const before = tree((d.prevIndex ?? d.index).byId, cur.match.before), after = tree(d.index.byId, cur.match.after);
-    this.el.match.innerHTML = `<h3>Match ${k} of ${rw.n_matches} ${where}</h3>
+    // how long the match's rewrite took (trying the node's patterns and running the winner's), as tinygrad's VIZ shows it
+    const took = cur.match.ns != null ? ` <span class="match-time muted mono" title="time this match's rewrite took: trying the patterns on the node and running the one that matched">${fmtDuration(cur.match.ns)}</span>` : "";
+    this.el.match.innerHTML = `<h3>Match ${k} of ${rw.n_matches} ${where}${took}</h3>
       ${pat ? `<pre class="pattern-src mono">${esc(pat.source || "(source not recorded)")}</pre>` : ""}
       <div class="rewrite-pair">
         <div><span class="tag removed">before</span><pre class="mono">${before}</pre></div>
