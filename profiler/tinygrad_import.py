@@ -260,15 +260,17 @@ class Importer:
     if stub_name(r) is None: self.skip(f"rewrite entry of type {type(r).__name__}"); return None
     sink, name, loc = _get(r, "sink", 1), _get(r, "name", 3, ""), _get(r, "loc", 0)
     if sink not in defined: self.skip("rewrite whose graph is not in uop_fields"); return None
-    matches, dur = [], 0.0
+    matches, dur, match_ns = [], 0.0, []
     for m in _get(r, "matches", 2) or []:
       if not (isinstance(m, (list, tuple)) and len(m) >= 2 and m[0] in defined and m[1] in defined):
         self.skip("match of UOps not in uop_fields"); continue
       matches.append((self.pattern(m[2]) if len(m) > 2 else None, m[0], m[1]))
-      if len(m) > 3 and isinstance(m[3], (int, float)): dur += m[3]
+      took = m[3] if len(m) > 3 and isinstance(m[3], (int, float)) and 0 <= m[3] < 1e9 else 0.0  # seconds, as tinygrad times each match
+      dur += took
+      match_ns.append(int(took * 1e9))
     loc = (loc[0], loc[1]) if isinstance(loc, (list, tuple)) and len(loc) >= 2 and isinstance(loc[0], str) and isinstance(loc[1], int) else ("", 0)
     # tinygrad keeps no output graph: the output is the input's rebuild after every match, which the viewer does
-    return Rewrite(rid, cid, str(name), loc, sink, matches, sink, 0, int(dur * 1e9))
+    return Rewrite(rid, cid, str(name), loc, sink, matches, sink, 0, int(dur * 1e9), match_ns)
 
   def kernel(self, cid: int, name: str, key: Any, group: list, table: dict) -> None:
     """A codegen context's kernel: its code is the SOURCE uop its render step made, its sizes and device those of

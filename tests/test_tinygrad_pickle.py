@@ -71,6 +71,9 @@ def test_rewrites_and_matches_as_tinygrads_cli_lists_them(name):
   assert sum(n for b in listed for _, n in b) == sum(s["match_count"] for c in exp["ctxs"] for s in c["steps"])
   locs = [list(r.loc) for r in of(t, Rewrite)]
   assert locs == [s["loc"] for c in exp["ctxs"] for s in c["steps"]]
+  # and each match with the time tinygrad measured for it (the match panel shows it)
+  assert all(len(r.match_ns) == len(r.matches) for r in of(t, Rewrite))
+  assert any(ns > 0 for r in of(t, Rewrite) for ns in r.match_ns)
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_every_step_rebuilds_the_graph_tinygrad_shows(name):
