@@ -1,0 +1,94 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildKernelGraph, runOrder, bufferInfo, fmtBytes, fmtCount, parseOpen, formatOpen } from "../../viz/frontend/rewrites/kernelgraph.js";
+
+// the shape of GET /contexts/{ctx}/schedule for `x = ones(4,8).contiguous(); y = (x*2).sum(1); z = y.to("CPU:1")`:
+// kernel 1 writes buffer 10, kernel 2 reads 10 and writes 11, a copy reads 11 and writes 12
+const U = (id, op, dtype, arg, src = []) => ({ id, op, dtype: `dtypes.${dtype}`, arg, src });
+const sched = {
+  ctx: 5,
+  items: [
+    { i: 0, kind: "kernel", ast: 30, kernel: 1, reads: [], writes: [10] },
+    { i: 1, kind: "kernel", ast: 40, kernel: 2, reads: [10], writes: [11] },
+    { i: 2, kind: "copy", ast: 50, kernel: null, reads: [11], writes: [12] },
+  ],
+  kernels: {
+    1: { id: 1, name: "E_4_8", device: "CPU", ctx: 6, global_size: [4, 8], local_size: [], flops: 32, bytes: 128, axis_kinds: ["global", "global"] },
+    2: { id: 2, name: "r_4_8", device: "CPU", ctx: 7, global_size: [4], local_size: [], flops: 64, bytes: 144, axis_kinds: ["global", "reduce"] },
+  },
+  uops: [
+    U(1, "DEVICE", "void", "'CPU'"), U(2, "DEVICE", "void", "'CPU:1'"),
+    U(10, "BUFFER", "float", "(0, 32)", [1]), U(11, "BUFFER", "float", "(1, 4)", [1]), U(12, "BUFFER", "float", "(2, 4)", [2]),
+    U(20, "CONST", "float", "1.0", [1]), U(21, "EXPAND", "float", "(4, 8)", [20]), U(29, "STORE", "void", "None", [10, 21]), U(30, "SINK", "void", "None", [29]),
+    U(31, "CONST", "float", "2.0", [1]), U(32, "MUL", "float", "None", [10, 31]), U(33, "REDUCE_AXIS", "float", "(ADD, (1,))", [32]),
+    U(39, "STORE", "void", "None", [11, 33]), U(40, "SINK", "void", "None", [39]),
+    U(50, "COPY", "float", "None", [11, 2]),
+  ],
+};
+const byId = (g) => new Map(g.nodes.map((n) => [n.id, n]));
+const has = (g, a, b) => g.edges.some(([x, y]) => x === a && y === b);
+
+test("kernels: one box per kernel and copy, in run order, with name, launch size and FLOPs", () => {
+  const g = buildKernelGraph(sched);
+  assert.deepEqual(runOrder(g), [30, 40, 50]);
+  const n = byId(g);
+  assert.equal(g.nodes.filter((x) => x.box).length, 3);
+  assert.equal(n.get(30).op, "KERNEL");
+  assert.equal(n.get(50).op, "COPY");
+  assert.equal(n.get(30).lines[0], "E_4_8");
+  assert.match(n.get(30).lines[1], /^#1 of 3 · CPU · global 4×8/);
+  assert.match(n.get(40).lines[1], /^#2 of 3/);
+  assert.match(n.get(40).lines[2], /64 FLOPs · 144 B moved/);
+  assert.match(n.get(50).lines[1], /^#3 of 3 · copy/);
+  // the name's colours: the engine says the second axis of r_4_8 is a reduce axis
+  const parts = n.get(40).parts.filter((p) => p.color);
+  assert.deepEqual(parts.map((p) => p.text), ["4", "8"]);
+  assert.notEqual(parts[0].color, parts[1].color);
+  // none of the kernels' own UOps are drawn while folded
+  for (const id of [20, 21, 29, 31, 32, 33, 39]) assert.ok(!n.has(id), `uop ${id} drawn while folded`);
+});
+
+test("buffers: a node per buffer with dtype and size; edges writer -> buffer -> reader", () => {
+  const g = buildKernelGraph(sched), n = byId(g);
+  assert.deepEqual([...g.buffers.keys()].sort(), [10, 11, 12]);
+  assert.equal(n.get(10).lines[0], "float[32] · 128 B");
+  assert.equal(n.get(11).lines[0], "float[4] · 16 B");
+  assert.deepEqual(g.buffers.get(12), { num: 2, size: 4, dtype: "float", bytes: 16, device: "CPU:1" });
+  assert.ok(has(g, 30, 10) && has(g, 10, 40) && has(g, 40, 11) && has(g, 11, 50) && has(g, 50, 12));
+  assert.equal(g.edges.length, 5);
+});
+
+test("order: every edge goes from an earlier item to a later one (the graph is a DAG in run order)", () => {
+  const g = buildKernelGraph(sched);
+  const at = new Map(g.boxes.map((b) => [b.id, b.i]));
+  const writerOf = new Map(g.boxes.flatMap((b) => b.writes.map((w) => [w, b.i])));
+  for (const [a, b] of g.edges) {
+    if (g.buffers.has(a) && at.has(b)) assert.ok(!writerOf.has(a) || writerOf.get(a) < at.get(b), `buffer ${a} read before it is written`);
+  }
+});
+
+test("a kernel box expands in place into its UOps, down to the same buffer nodes", () => {
+  const g = buildKernelGraph(sched, { expanded: new Set([40]) }), n = byId(g);
+  assert.ok(n.get(40).box.expanded, "the SINK stands for the box, with the kernel's name");
+  assert.equal(n.get(40).lines[0], "r_4_8");
+  for (const id of [32, 33, 39]) assert.ok(n.has(id), `uop ${id} of the expanded kernel drawn`);
+  assert.ok(!n.has(31), "its CONST is drawn inline (a hub)");
+  assert.match(n.get(32).lines.join(" "), /← 2\.0/);
+  // reads come from the buffer node; the write goes from the box to the buffer (not from the buffer into the STORE)
+  assert.ok(has(g, 10, 32) && has(g, 33, 39) && has(g, 39, 40) && has(g, 40, 11));
+  assert.ok(!has(g, 11, 39));
+  // the other kernel stays a box
+  assert.ok(n.get(30).box && !n.has(29));
+  assert.equal(g.nodes.filter((x) => x.op === "BUFFER").length, 3);
+});
+
+test("helpers: sizes, counts and the open list in the URL", () => {
+  assert.equal(fmtBytes(512), "512 B");
+  assert.equal(fmtBytes(4096), "4.0 KB");
+  assert.equal(fmtCount(1_200_000), "1.2 M");
+  assert.equal(fmtCount(64), "64");
+  assert.deepEqual([...parseOpen("40,12,x")], [40, 12]);
+  assert.equal(formatOpen(new Set([40, 12])), "12,40");
+  assert.equal(formatOpen(new Set()), null);
+  assert.equal(bufferInfo({ op: "BUFFER", dtype: "dtypes.half", arg: "(3, 10)", src: [] }).bytes, 20);
+});

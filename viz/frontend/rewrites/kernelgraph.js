@@ -1,0 +1,116 @@
+// A schedule as kernels: one box per kernel or copy the schedule made, in the order they run, and the buffers between
+// them (a small node per buffer, its dtype and size written on it: what travels along the edge). A kernel box can
+// open in place into its UOps, down to the same buffer nodes. Pure: the answer of
+// GET /api/runs/{run}/contexts/{ctx}/schedule in, the node list the layout and the canvas draw out.
+import { buildView, labelSize, shortDtype } from "./graph.js";
+import { parseKernelName, kernelHints, AXIS_KINDS } from "../kernelname.js";
+
+const ITEMSIZE = { bool: 1, char: 1, uchar: 1, int8: 1, uint8: 1, short: 2, ushort: 2, half: 2, bfloat16: 2, int16: 2, uint16: 2,
+  int: 4, uint: 4, float: 4, int32: 4, uint32: 4, float32: 4, long: 8, ulong: 8, double: 8, int64: 8, uint64: 8, float64: 8 };
+
+/** "512 B", "4.0 KB", "1.5 MB". */
+export function fmtBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GB`;
+}
+
+/** "64", "1.2 K", "3.4 M", "5.6 G" (FLOPs). */
+export function fmtCount(n) {
+  if (n < 1e3) return String(n);
+  for (const [d, s] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "K"]]) if (n >= d) return `${(n / d).toFixed(n >= 10 * d ? 0 : 1)} ${s}`;
+  return String(n);
+}
+
+/** A BUFFER node's {num, size (elements), dtype, bytes, device} (its arg is "(number, size)"). */
+export function bufferInfo(u, byId) {
+  const m = /^\((\d+),\s*(\d+)/.exec(u.arg ?? "");
+  const dtype = shortDtype(u.dtype), size = m ? Number(m[2]) : 0;
+  const dev = byId?.get(u.src?.[0]);
+  return { num: m ? Number(m[1]) : null, size, dtype, bytes: size * (ITEMSIZE[dtype] ?? 4), device: dev ? String(dev.arg).replace(/^'|'$/g, "") : "" };
+}
+
+/** A kernel's name as coloured parts [{text, color}] for a canvas (the colours of kernelname.js, as DEBUG=2 has them). */
+export function nameParts(name, kernel) {
+  return parseKernelName(name, kernelHints(kernel)).parts.map((p) => ({ text: p.text, color: p.kind ? AXIS_KINDS[p.kind].color : null }));
+}
+
+/**
+ * The kernel graph of one schedule. sched: {items: [{i, kind, ast, kernel, reads, writes}], kernels: {id: record},
+ * uops: [{id, op, dtype, arg, src}]}; expanded: ids of kernel boxes (their item's ast) drawn as their UOps.
+ * Returns {nodes, edges, hubs, index} as buildView does (nodes carry lines and sizes), plus boxes: per item in run
+ * order {id, i, kind, name, kernel, reads, writes, expanded}, and buffers: per buffer id its bufferInfo.
+ * A box's node has `box` (that entry) and `parts` (its coloured name, line 0); a buffer's has `buffer`.
+ */
+export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" } = {}) {
+  const byId = new Map((sched.uops ?? []).map((u) => [u.id, u]));
+  const kernels = sched.kernels ?? {};
+  const writer = new Map(), boxes = [], buffers = new Map(), nodes = [], keep = new Set();
+  const bufferNode = (id) => {
+    if (buffers.has(id)) return;
+    const u = byId.get(id) ?? { id, op: "BUFFER", dtype: "", arg: "", src: [] };
+    buffers.set(id, bufferInfo(u, byId));
+  };
+  for (const it of sched.items ?? []) {
+    const k = it.kernel !== null && it.kernel !== undefined ? kernels[it.kernel] ?? null : null;
+    const name = it.kind === "copy" ? "copy" : k?.name ?? `kernel ${it.i + 1}`;
+    const open = it.kind === "kernel" && expanded.has(it.ast) && byId.has(it.ast);
+    const box = { id: it.ast, i: it.i, kind: it.kind, name, kernel: k, reads: it.reads, writes: it.writes, expanded: open };
+    boxes.push(box);
+    for (const b of [...it.reads, ...it.writes]) bufferNode(b);
+    for (const b of it.writes) writer.set(b, it.ast);
+  }
+  for (const box of boxes) {
+    keep.add(box.id);
+    if (!box.expanded) { nodes.push({ id: box.id, op: box.kind === "copy" ? "COPY" : "KERNEL", dtype: "", arg: "", src: [...box.reads], box }); continue; }
+    // the kernel's own UOps, from its SINK down to the buffers (kept as the shared buffer nodes); the STOREs no longer
+    // point at the buffer they write: the buffer's edge comes from the box (the SINK), so data flows one way
+    const writes = new Set(box.writes), seen = new Set(), stack = [box.id];
+    while (stack.length) {
+      const id = stack.pop();
+      if (seen.has(id) || buffers.has(id)) continue;
+      seen.add(id);
+      const u = byId.get(id);
+      if (!u || u.op === "DEVICE") continue;
+      const src = u.op === "STORE" ? u.src.filter((s) => !writes.has(s)) : u.src;
+      nodes.push(id === box.id ? { ...u, src, box } : { ...u, src, kernelOf: box.id });
+      for (const s of src) stack.push(s);
+    }
+  }
+  for (const [id, info] of buffers) {
+    keep.add(id);
+    const u = byId.get(id) ?? { id, op: "BUFFER", dtype: "", arg: "" };
+    nodes.push({ ...u, src: writer.has(id) ? [writer.get(id)] : [], buffer: info });
+  }
+  const view = buildView(nodes, { hubs, keep });
+  for (const n of view.nodes) {
+    if (n.box) Object.assign(n, boxLabel(n.box, boxes.length));
+    else if (n.buffer) Object.assign(n, bufferLabel(n.buffer));
+  }
+  return { ...view, boxes, buffers };
+}
+
+function boxLabel(box, n) {
+  const k = box.kernel;
+  const lines = [box.name];
+  if (box.kind === "copy") lines.push(`#${box.i + 1} of ${n} · copy`);
+  else {
+    lines.push(`#${box.i + 1} of ${n}${k ? ` · ${k.device} · global ${(k.global_size ?? []).join("×") || "1"}${k.local_size?.length ? ` local ${k.local_size.join("×")}` : ""}` : ""}`);
+    if (k) lines.push(`${fmtCount(k.flops)} FLOPs · ${fmtBytes(k.bytes)} moved`);
+    lines.push(box.expanded ? "▾ its UOps (double-click: fold)" : "▸ double-click: its UOps");
+  }
+  return { lines, parts: box.kind === "kernel" ? nameParts(box.name, k) : null, ...labelSize(lines) };
+}
+
+function bufferLabel(b) {
+  const lines = [`${b.dtype || "?"}[${b.size}] · ${fmtBytes(b.bytes)}`];
+  return { lines, ...labelSize(lines) };
+}
+
+/** The boxes' ids in run order: what `order` tests and the toolbar's "next kernel" walk. */
+export const runOrder = (g) => g.boxes.map((b) => b.id);
+
+/** The `open` URL value <-> a set of box ids ("12,40"). */
+export const parseOpen = (s) => new Set(String(s ?? "").split(",").filter(Boolean).map(Number).filter(Number.isFinite));
+export const formatOpen = (set) => [...set].sort((a, b) => a - b).join(",") || null;
