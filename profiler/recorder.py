@@ -40,6 +40,7 @@ class Recorder:
                flush_interval: float = FLUSH_INTERVAL_S, exclusive: bool = False):
     if mode not in ("viz", "profile"): raise ValueError(f"mode must be 'viz' or 'profile', not {mode!r}")
     self.mode, self.path, self.capture_rewrites = mode, path, mode == "viz"
+    self.capture_plans = self.capture_rewrites and settings.plans()  # VIZ_PLANS=1: the losing plans' rewrites too
     self._q: deque[Event] = deque()  # append/popleft are atomic: engine threads and the flusher need no lock
     self._uop_ids: dict[int, int] = {}
     self._pat_ids: dict[int, int] = {}

@@ -23,6 +23,15 @@ def mode() -> str | None:
   """What to record: "viz" (rewrites and timeline), "profile" (the timeline only) or None."""
   return "viz" if level("VIZ") else "profile" if level("PROFILE") else None
 
+def plans() -> bool:
+  """VIZ_PLANS=1: also record the rewrites of the optimizer's losing plans, each in a "plan" context inside its kernel's
+  (by default only the winner's are: capture stays cheap). 0, empty, false/no/off: off; true/yes/on or an integer >= 1: on."""
+  raw = os.environ.get("VIZ_PLANS", "")
+  v = raw.strip().lower()
+  if v in _WORDS: return bool(_WORDS[v])
+  try: return int(v) > 0
+  except ValueError: raise SystemExit(f"tinyviz: VIZ_PLANS={raw!r} is not a switch (accepted: 1 or true: on, 0 or empty: off)") from None
+
 def live() -> bool:
   """Whether to stream to the viz server: VIZ positive."""
   return level("VIZ") > 0

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 class Tracer(Protocol):
   capture_rewrites: bool
+  capture_plans: bool  # also the optimizer's losing plans' rewrites (VIZ_PLANS=1), each in a "plan" context of its kernel's
   # contexts group rewrites: kind is "schedule", "kernel", "user" or "call" (a @function body); they nest; returns the context id
   def context_begin(self, kind: str, name: str, loc: tuple[str, int]) -> int: ...
   def context_end(self, ctx_id: int) -> None: ...

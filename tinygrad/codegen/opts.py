@@ -6,7 +6,7 @@ from typing import Callable
 from tinygrad import tracing
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv
-from tinygrad.uop.ops import UOp, Ops, graph_rewrite, graph_step, untraced_rewrites
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite, graph_step, untraced_rewrites, track_context
 from tinygrad.uop.symbolic import symbolic
 from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
@@ -159,12 +159,13 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: 
     note({"name": plans[0][0], "cost": None, "chosen": True, "why": "the only plan"})
     return plans[0][1]()  # type: ignore[return-value]
   key = plan_cache.plan_key(sink, vector, max_upcast)
-  if (name := plan_cache.remembered(key)) is not None and (plan := dict(plans).get(name)) is not None and (res := plan()) is not None:
+  t = tracing.tracer
+  all_plans = getattr(t, "capture_plans", False)  # VIZ_PLANS=1: every plan is built, so the losers' rewrites can be shown
+  if not all_plans and (name := plan_cache.remembered(key)) is not None and (plan := dict(plans).get(name)) is not None and (res := plan()) is not None:
     stats["remembered"] += 1
     note({"name": name, "cost": None, "chosen": True, "why": f"remembered from an earlier search ({len(plans)} plans)"})
     return res
   stats["searched"] += 1
-  t = tracing.tracer
   tries = [(name, *_try(plan, t)) for name, plan in plans]
   built = [(n, res, log, loop_cost(res[0])) for n, res, log in tries if res is not None]
   name, res, log, _ = min(built, key=lambda b: b[3])
@@ -173,5 +174,11 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool = False, max_upcast: 
     if n not in costs: note({"name": n, "cost": None, "chosen": False, "why": "does not apply"})
     else: note({"name": n, "cost": round(costs[n], 3), "chosen": n == name, "why": "cheapest" if n == name else ""})
   if log is not None: log.replay(t)
+  if all_plans:  # each losing plan's rewrites in a context of its own inside the kernel's, named by the plan
+    for n, _, lg in tries:
+      if lg is not None and n != name:
+        with track_context("plan", n) as pc: lg.replay(t)
+        for d in tried or ():
+          if d["name"] == n: d["ctx"] = pc.id  # the plans panel links to it
   plan_cache.remember(key, name)
   return res  # type: ignore[return-value]

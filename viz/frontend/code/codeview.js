@@ -13,7 +13,9 @@ const fmtCount = (v) => (v >= 1e9 ? `${(v / 1e9).toFixed(2)} G` : v >= 1e6 ? `${
 function plansHTML(plans) {
   if (!plans?.length) return "";
   const chosen = plans.find((p) => p.chosen);
-  const rows = plans.map((p) => `<tr class="${p.chosen ? "chosen" : ""}"><td>${p.chosen ? "✓" : ""}</td><td>${esc(p.name)}</td>` +
+  // under VIZ_PLANS=1 a losing plan's rewrites are a context of their own (p.ctx): its name opens them
+  const name = (p) => (p.ctx != null ? `<a href="#" class="plan-ctx" data-plan-ctx="${p.ctx}" title="open this plan's rewrites">${esc(p.name)}</a>` : esc(p.name));
+  const rows = plans.map((p) => `<tr class="${p.chosen ? "chosen" : ""}"><td>${p.chosen ? "✓" : ""}</td><td>${name(p)}</td>` +
     `<td class="num mono">${p.cost === null || p.cost === undefined ? "–" : p.cost.toFixed(3)}</td><td class="muted">${esc(p.why ?? "")}</td></tr>`).join("");
   return `<details class="plans" open><summary><h3>Plans <span class="muted">(${plans.length}; ` +
     `${esc(chosen ? `chose ${chosen.name}` : "none chosen")})</span></h3></summary>` +
@@ -21,7 +23,7 @@ function plansHTML(plans) {
 }
 
 export class CodeView {
-  constructor(el, { onSelect = () => {} } = {}) {
+  constructor(el, { onSelect = () => {}, onOpenContext = () => {} } = {}) {
     this.el = el;
     this.kernel = null;
     this.nodeToUop = new Map();
@@ -29,6 +31,8 @@ export class CodeView {
     this.exact = null;  // {nodeLines, lineNodes} from the kernel's line_uops
     this.graphIds = new Set();
     el.addEventListener("click", (e) => {
+      const plan = e.target.closest("[data-plan-ctx]");
+      if (plan) { e.preventDefault(); onOpenContext(Number(plan.dataset.planCtx)); return; }
       const row = e.target.closest(".uop-line");
       if (row) { this.markUop(Number(row.dataset.i), true); return; }
       const line = e.target.closest(".code-line");

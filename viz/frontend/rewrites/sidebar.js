@@ -4,7 +4,7 @@ import { contextRows, locText, fmtDuration } from "./tree.js";
 import { kernelNameHTML } from "../kernelname.js";
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-const KIND_BADGE = { schedule: "S", kernel: "K", user: "U", call: "C" };
+const KIND_BADGE = { schedule: "S", kernel: "K", user: "U", call: "C", plan: "P" };  // P: a losing plan's rewrites (VIZ_PLANS=1)
 
 export class ContextList {
   constructor(el, { filter, hideEmpty, count, onPick }) {

@@ -54,7 +54,7 @@ export class RewritesView {
     tip.hidden = true;
     $("graph-wrap").appendChild(tip);
     this.canvas = new GraphCanvas($("graph-canvas"), $("minimap"), { onSelect: (id) => this.select(id), onOpen: (id) => this.openCall(id), tip });
-    this.code = new CodeView(this.el.code, { onSelect: (id) => this.select(id, true) });
+    this.code = new CodeView(this.el.code, { onSelect: (id) => this.select(id, true), onOpenContext: (ctx) => this.pick(ctx) });
     this.list = new ContextList($("ctx-list"), {
       filter: $("ctx-filter"), hideEmpty: $("hide-empty"), count: $("ctx-count"),
       onPick: ({ ctx, rw }) => this.pick(ctx, rw),
