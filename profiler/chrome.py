@@ -271,6 +271,7 @@ class _Importer:
     self.kernels: set[int] = set()
     self.unsupported: dict[str, int] = {}
     self.last_ns = 0
+    self.processes: dict[str, str] = {}  # thread track name -> its process's name (end())
     self.keys_shared = False  # whether the events now read share their keys already (decoded in a batch)
 
   def begin(self) -> None:
@@ -427,6 +428,9 @@ class _Importer:
     if self.ours is None and _ours(self.top) is not None: self.late()
     self.pair()
     names = {k: self.track(k) for k in self.keys}
+    # a thread track's name is "process/thread", and a process name may hold '/' itself (JAX's "/host:CPU"): say
+    # which part is the process, so a viewer groups threads without guessing
+    self.processes = {names[k]: self.process(k[1]) for k in self.keys if k[0] in ("thread", "async") and names[k] != self.process(k[1])}
     for e in self.out:
       if isinstance(e, (Span, Counter, Flow)): e.track = names[e.track]  # type: ignore[index]
     self.run()
@@ -461,6 +465,7 @@ def read_chrome_chunks(chunks: Iterable[bytes]) -> Trace:
     imp.end()
   for ph, n in sorted(imp.unsupported.items()): w.add(f"skipped {n} events of unsupported phase {ph!r}")
   meta = {k: v for k, v in scan.top.items() if k in ("displayTimeUnit", "otherData", "traceName", "schemaVersion")}
+  if imp.processes and imp.ours is None: meta["processes"] = imp.processes
   return Trace(imp.out, _first_then(ws, w), "chrome", meta)
 
 def read_chrome(data: bytes) -> Trace:

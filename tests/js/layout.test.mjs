@@ -400,3 +400,19 @@ test("left to right: the top-to-bottom layout transposed, edges run rightward, s
   next.forEach((u, i) => { const p = prev.get(u.id); if (p) { old++; if (Math.abs(r1.x[i] - p.x) < 0.5 && Math.abs(r1.y[i] - p.y) < 0.5) kept++; } });
   assert.ok(old > 100 && kept === old, `${kept} of ${old} old nodes kept x and y`);
 });
+
+test("direction: a graph with wide layers goes left to right in a wide pane; a narrow or small one stays top to bottom", async () => {
+  const { pickDirection } = await import("../../viz/frontend/graph/direction.js");
+  const run = (nodes) => (options) => layout(nodes, edgesFromSrc(nodes), options);
+  // 30 lanes of 40-node chains meeting in one sink: 41 layers of 30 nodes
+  const lanes = [];
+  for (let l = 0; l < 30; l++) for (let d = 0; d < 40; d++) lanes.push({ id: l * 40 + d, src: d ? [l * 40 + d - 1] : [], width: 120, height: 28 });
+  lanes.push({ id: -1, src: Array.from({ length: 30 }, (_, l) => l * 40 + 39), width: 60, height: 28 });
+  assert.equal((await pickDirection({ nodes: lanes }, run(lanes), 1280, 700, -1)).dir, "LR");
+  assert.equal((await pickDirection({ nodes: lanes }, run(lanes), 500, 1400, -1)).dir, "TB", "a tall pane keeps it top to bottom");
+  const deep = chain(Array.from({ length: 40 }, (_, i) => i)).map((u) => ({ ...u, width: 120, height: 28 }));
+  assert.equal((await pickDirection({ nodes: deep }, run(deep), 1280, 700, 39)).dir, "TB", "a chain reads as well either way");
+  const small = deep.slice(0, 5);
+  assert.equal((await pickDirection({ nodes: small }, run(small), 1280, 700)).dir, "TB", "fits: no second layout");
+  assert.equal((await pickDirection({ nodes: [] }, run([]), 1280, 700)).dir, "TB");
+});

@@ -57,7 +57,9 @@ test("chunks set lanes (or assign them), names are shared across tracks, and spa
   assert.equal(m.rowAt(row.y + 1), row);
   assert.equal(m.rowAt(-1), null);
   assert.equal(m.rowAt(m.height + 5), null);
-  assert.equal(m.laneAt(row, row.y + TRACK_PAD + LANE_H + 2), 1);
+  assert.equal(t.laneH > LANE_H, true, "a device track's lanes are taller than host ones");
+  assert.equal(m.laneAt(row, row.y + TRACK_PAD + t.laneH + 2), 1);
+  assert.equal(m.laneAt(row, row.y + TRACK_PAD + LANE_H + 2), 0);
   assert.equal(m.laneAt(row, row.y + 1), -1);
   assert.equal(m.pickSpan(t, 1, 120, 0), 1);
   assert.equal(m.pickSpan(t, 0, 120, 0), -1);

@@ -44,3 +44,16 @@ test("select clears the levels below the one that changed", () => {
   assert.deepEqual(select(t, { t0: "6" }).params, { ...t.params, t0: "6" });
   assert.ok(sameState(s, parseHash(formatHash(s))));
 });
+
+test("the graph camera and layout direction: round trip, bad values refused, cleared with the rewrite", async () => {
+  const { parseCamera, formatCamera } = await import("../../viz/frontend/common/urlstate.js");
+  assert.equal(formatCamera({ x: 420.4, y: -1180.6, k: 1.23456 }), "420,-1181,1.235");
+  assert.deepEqual(parseCamera("420,-1181,1.235"), { x: 420, y: -1181, k: 1.235 });
+  for (const bad of ["", "1,2", "a,b,c", "1,2,0", "1,2,-1", "1,2,3,4", undefined]) assert.equal(parseCamera(bad), null, String(bad));
+  const s = { view: "rewrites", params: { run: 1, ctx: 5, rw: 8, step: 3, layout: "lr", cam: "1,2,1.5" } };
+  assert.equal(formatHash(s), "#/rewrites?run=1&ctx=5&rw=8&step=3&layout=lr&cam=1,2,1.5");
+  assert.deepEqual(parseHash(formatHash(s)), s);
+  assert.deepEqual(select(s, { step: 4 }).params.cam, "1,2,1.5", "a step keeps the camera");
+  assert.deepEqual(select(s, { rw: 9 }).params, { run: 1, ctx: 5, rw: 9, layout: "lr" }, "another rewrite: the camera goes, the direction stays");
+  assert.deepEqual(select(s, { run: 2 }).params, { run: 2, layout: "lr" });
+});

@@ -50,6 +50,9 @@ def test_sharded_step_draws_device_tracks_copy_tracks_and_flows(page, multi_serv
   arrows = pg.evaluate(f"{TL}.debug.model.flows.map(a => a.pts.map(p => {TL}.debug.model.byId.get(p.track).name))")
   assert ["CPU", "CPU:1/copy"] in arrows and ["CPU:1", "CPU/copy"] in arrows, arrows[:8]
   pg.keyboard.press("f")  # fit: the whole run in view
+  pg.wait_for_timeout(200)
+  assert pg.evaluate(f"{TL}.debug.stats.draws.at(-1).flows") == 0, "flows are drawn for the selected span only"
+  pg.locator("#view-timeline .tl-allflows").check()  # or all of them, on the toggle
   pg.wait_for_function(f"({TL}.debug.stats.draws.at(-1) || {{}}).flows > 0", timeout=15000)
   assert pg.evaluate(f"{TL}.debug.stats.draws.at(-1).rects") > 0
   pg.locator("#view-timeline").screenshot(path=str(artifacts / "multi_timeline.png"))

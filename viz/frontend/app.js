@@ -215,6 +215,12 @@ document.addEventListener("keydown", (e) => {
   if (state.view === "rewrites" && rewrites.onKey(e)) e.preventDefault();  // the timeline listens for its own keys
 });
 $("help-btn").onclick = () => { $("help").hidden = !$("help").hidden; };
+// the ☰ button folds the sidebar (kept across reloads)
+try { document.body.classList.toggle("side-folded", localStorage.getItem("tinyviz.sidebar") === "folded"); } catch { /* no storage */ }
+$("side-btn").onclick = () => {
+  const folded = document.body.classList.toggle("side-folded");
+  try { localStorage.setItem("tinyviz.sidebar", folded ? "folded" : "open"); } catch { /* no storage */ }
+};
 $("help").onclick = () => { $("help").hidden = true; };
 $("tabs").addEventListener("click", (e) => {
   const a = e.target.closest("[data-view]");
@@ -243,7 +249,7 @@ document.addEventListener("mouseover", (e) => {
 const conn = $("conn");
 new LiveClient(wsURL("/ws"), {
   onMessage: onLive,
-  onStatus: (s) => { conn.textContent = s === "open" ? "live" : s; conn.dataset.status = s; },
+  onStatus: (s) => { conn.textContent = s === "open" ? "connected" : s; conn.dataset.status = s; },  // "live" is a run's, not the socket's
 }).start();
 api.runs().then((list) => { if (!runs.length) setRuns(list); }).catch((err) => {
   $("run-list").innerHTML = `<li class="empty">Could not reach the server: ${esc(err.message)}</li>`;

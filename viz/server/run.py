@@ -70,6 +70,7 @@ class Run:
     ours = trace.kind == "tinyviz" or bool(isinstance(trace.meta.get("otherData"), dict) and trace.meta["otherData"].get("tinyviz"))
     run = cls(rid, os.path.basename(path), trace.kind, path, live=False)
     if ours and trace.kind == "chrome": run.timeline.chrome = False  # our own export: our track names
+    run.timeline.processes = dict(trace.meta.get("processes") or {})  # Chrome threads' processes, as the reader named them
     for w in trace.warnings: run.warnings.items.append(w)
     run.add_events(trace.events)
     run.commit()

@@ -94,9 +94,12 @@ class Track:
 
   def max_depth(self) -> int: return int(self.sorted().depth.max()) if len(self) else 0
 
-  def json(self) -> dict[str, Any]:
-    return {"id": self.id, "name": self.name, "kind": self.kind, "device": self.device, "n_spans": len(self),
-            "max_depth": self.max_depth()}
+  def json(self, process: str | None = None) -> dict[str, Any]:
+    """process: a Chrome thread's process name (its track name is "process/thread"); it is then the device too."""
+    out = {"id": self.id, "name": self.name, "kind": self.kind, "device": process if process is not None else self.device,
+           "n_spans": len(self), "max_depth": self.max_depth()}
+    if process is not None: out["process"] = process
+    return out
 
 class Timeline:
   def __init__(self, chrome: bool = False):
@@ -107,6 +110,7 @@ class Timeline:
     self._counter_ids: dict[tuple[str, str], int] = {}
     self.markers: list[tuple[str, int]] = []
     self.flows: list[dict[str, Any]] = []
+    self.processes: dict[str, str] = {}  # a Chrome thread track's name -> its process's name (the reader says)
     self.origin: int | None = None  # the run's clock_ns when known: times on the wire are relative to start_ns
     self.spill: Callable[[int], dict[str, Any]] | None = None  # reads back span args left in the trace file
     self.t_min: int | None = None
@@ -159,7 +163,7 @@ class Timeline:
   # *** the API's answers ***
 
   def tracks_json(self) -> dict[str, Any]:
-    return {"start_ns": self.start_ns, "end_ns": self.end_ns, "tracks": [t.json() for t in self.tracks],
+    return {"start_ns": self.start_ns, "end_ns": self.end_ns, "tracks": [t.json(self.processes.get(t.name)) for t in self.tracks],
             "counters": [{"id": c["id"], "track": c["track"], "name": c["name"], "n": len(c["ts"])} for c in self.counters],
             "markers": [{"name": n, "ts_ns": t} for n, t in self.markers]}
 

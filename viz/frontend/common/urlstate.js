@@ -1,5 +1,5 @@
 // The URL hash holds the whole view state, so a reload or a shared link opens the same thing:
-//   #/rewrites?run=1&ctx=5&rw=8&step=3&node=42&code=1
+//   #/rewrites?run=1&ctx=5&rw=8&step=3&node=42&code=1&layout=lr&cam=420,1180,1.1
 //   #/timeline?run=1&...            (the timeline keeps its own keys here too)
 //   #/compare?a=1&b=2&sort=delta&k=both:r_64_64_64
 // Pure: strings in, plain objects out. Keys this module does not know are kept as strings, in order.
@@ -10,10 +10,11 @@ export const DEFAULT_VIEW = "rewrites";
 // integer-valued keys (node ids may be negative: nodes the engine never interned)
 const INT_KEYS = new Set(["run", "ctx", "rw", "step", "node", "kernel", "a", "b"]);  // a, b: the compare view's runs
 // written in this order, before any other key
-const ORDER = ["run", "ctx", "rw", "step", "node", "kernel", "hubs", "code", "q"];
-// picking something at one level clears the levels below it; another run clears every key but these
-const BELOW = { ctx: ["rw", "step", "node", "kernel"], rw: ["step", "node"] };
-const KEEP_ACROSS_RUNS = new Set(["hubs", "code", "tab", "a", "b", "sort", "dir", "k"]);  // view preferences, and the compare view's own keys
+const ORDER = ["run", "ctx", "rw", "step", "node", "kernel", "hubs", "code", "q", "layout", "cam"];
+// picking something at one level clears the levels below it; another run clears every key but these.
+// cam (the graph's camera) belongs to one rewrite's graph; layout (tb / lr) is a preference
+const BELOW = { ctx: ["rw", "step", "node", "kernel", "cam", "open"], rw: ["step", "node", "cam", "open"] };  // open: a schedule's opened kernel boxes
+const KEEP_ACROSS_RUNS = new Set(["hubs", "code", "tab", "layout", "a", "b", "sort", "dir", "k"]);  // view preferences, and the compare view's own keys
 
 /** "#/view?k=v&..." -> {view, params}. Unknown views fall back to the default; bad integers are dropped. */
 export function parseHash(hash) {
@@ -72,3 +73,12 @@ export const sameState = (a, b) => formatHash(a) === formatHash(b);
 function rank(k) { const i = ORDER.indexOf(k); return i < 0 ? ORDER.length : i; }
 function decode(s) { try { return decodeURIComponent(s.replace(/\+/g, " ")); } catch { return s; } }
 function encode(s) { return encodeURIComponent(s).replace(/%20/g, "+").replace(/%2C/g, ",").replace(/%3A/g, ":"); }
+
+/** The graph camera as the URL holds it: "cx,cy,zoom" (the view's centre in graph units) <-> {x, y, k}; null if bad. */
+export function parseCamera(v) {
+  const m = /^(-?[\d.]+(?:e-?\d+)?),(-?[\d.]+(?:e-?\d+)?),([\d.]+(?:e-?\d+)?)$/.exec(v ?? "");
+  if (!m) return null;
+  const [x, y, k] = m.slice(1).map(Number);
+  return Number.isFinite(x) && Number.isFinite(y) && k > 0 && Number.isFinite(k) ? { x, y, k } : null;
+}
+export const formatCamera = ({ x, y, k }) => `${Math.round(x)},${Math.round(y)},${+k.toFixed(3)}`;

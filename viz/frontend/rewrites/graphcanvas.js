@@ -1,6 +1,7 @@
 // The UOp graph on a 2D canvas: culling to the visible rectangle, level of detail by zoom (text only when it
 // is readable; plain rectangles and no arrowheads when zoomed out), pan / zoom / fit, a minimap for large
-// graphs, hit testing. It draws what it is given: the view decides what is highlighted.
+// graphs, hit testing. It draws what it is given: the view decides what is highlighted. The overlays (minimap,
+// legend) step aside when they would cover the current match: to the other corner, else folded away.
 import { opColor, FONT_PX, LINE_H, PAD_X, PAD_Y } from "./graph.js";
 
 const STATE = { same: 0, added: 1, removed: 2 };
@@ -11,10 +12,13 @@ const COLORS = {
 };
 const TEXT_MIN_ZOOM = 0.42, ROUND_MIN_ZOOM = 0.6, ARROW_MIN_ZOOM = 0.55;
 const MINIMAP_MIN_NODES = 40, READABLE_ZOOM = 0.3;
+/** The zoom of a first view: node text at 11 CSS px (FONT_PX), above the 10 px a reader needs. */
+export const READ_ZOOM = 1;
+const MAX_FIT_ZOOM = 1.25;
 
 export class GraphCanvas {
-  constructor(canvas, minimap, { onSelect = () => {}, onHover = () => {}, onOpen = () => false, tip = null } = {}) {
-    Object.assign(this, { canvas, minimap, onSelect, onHover, onOpen, tip });
+  constructor(canvas, minimap, { onSelect = () => {}, onHover = () => {}, onOpen = () => false, onCamera = () => {}, tip = null, legend = null } = {}) {
+    Object.assign(this, { canvas, minimap, onSelect, onHover, onOpen, onCamera, tip, legend });
     this.ctx = canvas.getContext("2d", { alpha: false });
     this.mctx = minimap.getContext("2d");
     this.cam = { x: 0, y: 0, k: 1 };
@@ -38,8 +42,9 @@ export class GraphCanvas {
 
   /**
    * Show a laid-out graph. view: {nodes: [{id, op, lines, width, height, state}]}, r: layout result.
-   * camera: "keep" (same place: stepping through one rewrite), "fit", or {node, focus}: center on `node`
-   * if it is drawn, else fit, and if the fit is too small to read, zoom in on `focus` instead.
+   * camera: "keep" (same place: stepping through one rewrite), "fit", {x, y, k} (centre and zoom, as the URL
+   * keeps them), or {node, focus}: center on `node` if it is drawn, else fit if that leaves text readable
+   * (READ_ZOOM), else read `focus` (an id, or ids: the first drawn) at READ_ZOOM.
    */
   setGraph(view, r, camera = "fit") {
     const nodes = view.nodes, n = nodes.length;
@@ -59,34 +64,53 @@ export class GraphCanvas {
       this.edgeState[e] = this.state[a] === 2 || this.state[b] === 2 ? 2 : this.state[b] === 1 || this.state[a] === 1 ? 1 : 0;
     }
     this.renderMinimap();
-    if (camera === "fit") this.fit();
-    else if (camera && typeof camera === "object" && !(camera.node !== undefined && this.centerOn(camera.node))) {
-      this.fit();
-      if (this.cam.k < READABLE_ZOOM && camera.focus !== undefined) this.centerOn(camera.focus, 0.75);
+    if (camera === "fit") this.fit(false);
+    else if (camera && Number.isFinite(camera.k)) this.setCamera(camera);
+    else if (camera && typeof camera === "object" && !(camera.node !== undefined && this.centerOn(camera.node, READ_ZOOM, true))) {
+      this.fit(false);
+      const focus = [].concat(camera.focus ?? []);  // the first of these that is drawn
+      if (this.cam.k < READ_ZOOM && !focus.some((id) => this.centerOn(id, READ_ZOOM, true))) this.setCamera({ ...this.getCamera(), k: READ_ZOOM });
     }
     this.request();
   }
+
+  /** The camera as the URL keeps it: the view's centre in graph units and the zoom. */
+  getCamera() { return { x: this.cam.x + this.cw / 2 / this.cam.k, y: this.cam.y + this.ch / 2 / this.cam.k, k: this.cam.k }; }
+
+  setCamera({ x, y, k }) {
+    this.cam.k = Math.min(4, Math.max(0.02, k));
+    this.cam.x = x - this.cw / 2 / this.cam.k; this.cam.y = y - this.ch / 2 / this.cam.k;
+    this.request();
+  }
+
+  // a move the user made: the view writes it to the URL
+  moved() { this.request(); this.onCamera(this.getCamera()); }
 
   clear() { this.n = 0; this.view = null; this.r = null; this.minimap.hidden = true; this.request(); }
 
   setMarks(marks) { this.marks = { ...this.marks, ...marks }; this.request(); }
 
-  fit() {
+  /** The whole graph in view (at most MAX_FIT_ZOOM); `user`: a move the user asked for (the URL keeps it). */
+  fit(user = true) {
     if (!this.r || !this.n) return;
-    const b = this.r.bounds, pad = 24;
-    const k = Math.min((this.cw - 2 * pad) / Math.max(1, b.x1 - b.x0), (this.ch - 2 * pad) / Math.max(1, b.y1 - b.y0), 1.25);
+    // the legend's band at the top stays clear of the graph
+    const b = this.r.bounds, pad = 24, top = this.legend && !this.legend.hidden ? Math.max(pad, this.legend.offsetTop + this.legend.offsetHeight + 10) : pad;
+    const k = Math.min((this.cw - 2 * pad) / Math.max(1, b.x1 - b.x0), (this.ch - top - pad) / Math.max(1, b.y1 - b.y0), MAX_FIT_ZOOM);
     this.cam.k = Math.max(k, 0.02);
     this.cam.x = (b.x0 + b.x1) / 2 - this.cw / 2 / this.cam.k;
-    this.cam.y = (b.y0 + b.y1) / 2 - this.ch / 2 / this.cam.k;
-    this.request();
+    this.cam.y = (b.y0 + b.y1) / 2 - (top + (this.ch - top - pad) / 2) / this.cam.k;
+    if (user) this.moved(); else this.request();
   }
 
-  /** Center the view on node `id` (zooming in to readable text if needed); false if it is not drawn. */
-  centerOn(id, minZoom = 0.8) {
+  /**
+   * Center the view on node `id` (zooming in to minZoom if needed; `exact`: at minZoom); false if it is not
+   * drawn.
+   */
+  centerOn(id, minZoom = READ_ZOOM, exact = false) {
     if (id === null || id === undefined) return false;
     const i = this.index?.get(id);
     if (i === undefined || !(this.r.x[i] === this.r.x[i])) return false;
-    this.cam.k = Math.max(this.cam.k, minZoom);
+    this.cam.k = exact ? minZoom : Math.max(this.cam.k, minZoom);
     this.cam.x = this.r.x[i] - this.cw / 2 / this.cam.k;
     this.cam.y = this.r.y[i] - this.ch / 2 / this.cam.k;
     this.request();
@@ -164,7 +188,7 @@ export class GraphCanvas {
       const through = fade && !onSel && this.edgeState[e] === 0 && !seen[r.edgeFrom[e]] && !seen[r.edgeTo[e]];
       polyline(onSel ? selPath : through ? faint : paths[this.edgeState[e]], r.points, r.pointStart[e], r.pointStart[e + 1]);
       if (through) continue;
-      if (k >= ARROW_MIN_ZOOM) arrows[this.edgeState[e]].push(r.points[r.pointStart[e + 1] - 2], r.points[r.pointStart[e + 1] - 1]);
+      if (k >= ARROW_MIN_ZOOM) { const q = r.pointStart[e + 1]; arrows[this.edgeState[e]].push(r.points[q - 2], r.points[q - 1], r.points[q - 4], r.points[q - 3]); }
     }
     c.lineWidth = (k < TEXT_MIN_ZOOM ? 0.8 : 1.2) / k;
     c.strokeStyle = COLORS.edge;
@@ -179,7 +203,10 @@ export class GraphCanvas {
       if (arrows[s].length) {
         c.fillStyle = edgeColors[s];
         const a = new Path2D(), pts = arrows[s];
-        for (let j = 0; j < pts.length; j += 2) { a.moveTo(pts[j], pts[j + 1]); a.lineTo(pts[j] - 4, pts[j + 1] - 7); a.lineTo(pts[j] + 4, pts[j + 1] - 7); a.closePath(); }
+        for (let j = 0; j < pts.length; j += 4) {  // tip, then the point the edge comes from: the head points along it
+          const x = pts[j], y = pts[j + 1], d = Math.hypot(x - pts[j + 2], y - pts[j + 3]) || 1, ux = (x - pts[j + 2]) / d, uy = (y - pts[j + 3]) / d;
+          a.moveTo(x, y); a.lineTo(x - 7 * ux + 4 * uy, y - 7 * uy - 4 * ux); a.lineTo(x - 7 * ux - 4 * uy, y - 7 * uy + 4 * ux); a.closePath();
+        }
         c.fill(a);
       }
     }
@@ -227,15 +254,44 @@ export class GraphCanvas {
       for (const i of visible) {
         const lines = this.view.nodes[i].lines, x0 = x[i] - W[i] / 2 + PAD_X, y0 = y[i] - H[i] / 2 + PAD_Y + 1;
         c.globalAlpha = this.state[i] === 2 ? 0.7 : 1;
+        const parts = this.view.nodes[i].parts;  // a kernel's name, coloured by axis kind (kernelname.js)
         for (let j = 0; j < lines.length; j++) {
           c.font = j ? normal : bold;
           c.fillStyle = j ? COLORS.textDim : COLORS.text;
-          c.fillText(lines[j], x0, y0 + j * LINE_H);
+          if (j || !parts) { c.fillText(lines[j], x0, y0 + j * LINE_H); continue; }
+          let px = x0;
+          for (const p of parts) { c.fillStyle = p.color ?? COLORS.text; c.fillText(p.text, px, y0); px += c.measureText(p.text).width; }
         }
       }
       c.globalAlpha = 1;
     }
     this.drawMinimapView();
+    this.placeOverlays();
+  }
+
+  // The minimap (bottom right) and the legend (top left) never cover the match or the selection: each moves to
+  // its other place (bottom left; bottom), else folds away until the camera moves on.
+  placeOverlays() {
+    const keep = [...this.marks.focus];
+    if (this.marks.selected !== null) keep.push(this.marks.selected);
+    const boxes = [];
+    for (const id of keep) {
+      const i = this.index.get(id);
+      if (i === undefined || !(this.r.x[i] === this.r.x[i])) continue;
+      const [sx, sy] = [(this.r.x[i] - this.cam.x) * this.cam.k, (this.r.y[i] - this.cam.y) * this.cam.k];
+      const hw = (this.W[i] / 2) * this.cam.k + 6, hh = (this.H[i] / 2) * this.cam.k + 6;
+      boxes.push([sx - hw, sy - hh, sx + hw, sy + hh]);
+    }
+    const hit = (x0, y0, x1, y1) => boxes.some((b) => b[0] < x1 && b[2] > x0 && b[1] < y1 && b[3] > y0);
+    const place = (el, spots) => {
+      if (!el || el.hidden) return;
+      const w = el.offsetWidth, h = el.offsetHeight;  // folded is visibility: hidden, so it keeps its size
+      const at = spots.find(([name, x, y]) => !hit(x(w), y(h), x(w) + w, y(h) + h))?.[0] ?? "folded";
+      if (el.dataset.place !== at) el.dataset.place = at;
+    };
+    const { cw, ch } = this, m = 10;
+    place(this.minimap, [["", (w) => cw - m - w, (h) => ch - m - h], ["left", () => m, (h) => ch - m - h]]);
+    if (this.legend) place(this.legend, [["", () => m, () => 8], ["bottom", () => m, (h) => ch - 8 - h]]);
   }
 
   // ---- minimap: the whole graph drawn once per graph, the visible rectangle per frame
@@ -288,7 +344,7 @@ export class GraphCanvas {
       if (drag) {
         const dx = e.offsetX - drag.x, dy = e.offsetY - drag.y;
         if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
-        if (drag.moved) { this.cam.x = drag.cx - dx / this.cam.k; this.cam.y = drag.cy - dy / this.cam.k; this.request(); }
+        if (drag.moved) { this.cam.x = drag.cx - dx / this.cam.k; this.cam.y = drag.cy - dy / this.cam.k; this.moved(); }
         return;
       }
       const i = this.hitTest(e.offsetX, e.offsetY);
@@ -315,14 +371,14 @@ export class GraphCanvas {
     cv.addEventListener("dblclick", (e) => {
       const i = this.hitTest(e.offsetX, e.offsetY);
       if (i < 0) this.fit();
-      else if (!this.onOpen(this.ids[i])) this.centerOn(this.ids[i], 1);  // a node that opens (a call) opens, others centre
+      else if (!this.onOpen(this.ids[i])) { this.centerOn(this.ids[i], 1); this.moved(); }  // a node that opens (a call) opens, others centre
     });
     let mdrag = false;
     const miniMove = (e) => {
       if (!this.mini) return;
       const { s, ox, oy } = this.mini, wx = (e.offsetX - ox) / s, wy = (e.offsetY - oy) / s;
       this.cam.x = wx - this.cw / 2 / this.cam.k; this.cam.y = wy - this.ch / 2 / this.cam.k;
-      this.request();
+      this.moved();
     };
     this.minimap.addEventListener("pointerdown", (e) => { mdrag = true; this.minimap.setPointerCapture(e.pointerId); miniMove(e); });
     this.minimap.addEventListener("pointermove", (e) => { if (mdrag) miniMove(e); });
@@ -334,13 +390,13 @@ export class GraphCanvas {
     const [wx, wy] = this.toWorld(px, py);
     this.cam.k = k;
     this.cam.x = wx - px / k; this.cam.y = wy - py / k;
-    this.request();
+    this.moved();
   }
 
   /** Move the camera by (dx, dy) in graph units, so that a graph moved by the same stays put on screen. */
   shiftCamera(dx, dy) { this.cam.x += dx; this.cam.y += dy; this.request(); }
 
-  pan(dx, dy) { this.cam.x += dx / this.cam.k; this.cam.y += dy / this.cam.k; this.request(); }
+  pan(dx, dy) { this.cam.x += dx / this.cam.k; this.cam.y += dy / this.cam.k; this.moved(); }
 
   showTip(i, px = 0, py = 0) {
     if (!this.tip) return;

@@ -7,6 +7,9 @@ import { buildView, unionGraph, correspond, indexGraph, exprTree, shortDtype, op
 import { searchNodes } from "./search.js";
 import { defaultRewrite, locText, fmtDuration } from "./tree.js";
 import { GraphCanvas } from "./graphcanvas.js";
+import { parseCamera, formatCamera } from "../common/urlstate.js";
+import { pickDirection, LAYOUT_OPTIONS } from "../graph/direction.js";
+import { initPanes } from "../panes.js";
 import { LayoutClient } from "./layoutclient.js";
 import { ContextList } from "./sidebar.js";
 import { CodeView } from "../code/codeview.js";
@@ -53,7 +56,9 @@ export class RewritesView {
     tip.className = "graph-tip";
     tip.hidden = true;
     $("graph-wrap").appendChild(tip);
-    this.canvas = new GraphCanvas($("graph-canvas"), $("minimap"), { onSelect: (id) => this.select(id), onOpen: (id) => this.openCall(id), tip });
+    this.canvas = new GraphCanvas($("graph-canvas"), $("minimap"), { onSelect: (id) => this.select(id), onOpen: (id) => this.openCall(id), tip,
+      legend: this.el.legend, onCamera: (cam) => this.keepCamera(cam) });
+    this.dirs = new Map();    // run/rw/hubs -> "TB" | "LR": the direction picked for a graph when the URL names none
     this.code = new CodeView(this.el.code, { onSelect: (id) => this.select(id, true), onOpenContext: (ctx) => this.pick(ctx) });
     this.list = new ContextList($("ctx-list"), {
       filter: $("ctx-filter"), hideEmpty: $("hide-empty"), count: $("ctx-count"),
@@ -62,6 +67,7 @@ export class RewritesView {
     this.el.legend.innerHTML = FAMILY_NAMES.filter((f) => f !== "other").map((f) => `<span><i style="background:${FAMILY_COLORS[f]}"></i>${f}</span>`).join("")
       + `<span><i class="ring added"></i>added</span><span><i class="ring removed"></i>removed</span><span><i class="ring focus"></i>match</span>`;
     this.bindControls();
+    initPanes();
   }
 
   // ---- the state in the URL
@@ -97,7 +103,7 @@ export class RewritesView {
     const hubs = HUB_MODES.includes(p.hubs) ? p.hubs : "inline";
     this.el.hub.value = hubs;
     if (this.el.search.value !== (p.q ?? "") && document.activeElement !== this.el.search) this.el.search.value = p.q ?? "";
-    const want = JSON.stringify({ run: p.run, rw: rw.id, k, hubs });
+    const want = JSON.stringify({ run: p.run, rw: rw.id, k, hubs, dir: p.layout === "lr" ? "LR" : p.layout === "tb" ? "TB" : null });
     if (want !== this.shown && want !== this.wanted) { this.wanted = want; this.loadStep(JSON.parse(want), rw); }
     else if (want === this.shown) this.renderSelection();
     this.renderCode();
@@ -120,8 +126,9 @@ export class RewritesView {
   renderToolbar(model, rw, k) {
     const ctx = model.contexts.get(rw.ctx), kernel = model.kernelOf(rw.ctx);
     const ctxName = ctx ? (ctx.kind === "kernel" || kernel ? kernelNameHTML(ctx.name) : esc(ctx.name)) : "";
-    this.el.title.innerHTML = `${ctxName}<span class="sep">›</span><b>${esc(rw.name)}</b>`
-      + `<span class="muted mono" title="${esc(rw.loc?.[0])}:${rw.loc?.[1]}"> ${esc(locText(rw.loc))} · ${fmtDuration(rw.dur_ns)}</span>`;
+    this.el.title.innerHTML = `<span class="t-ctx">${ctxName}</span><span class="sep">›</span><b class="t-rw">${esc(rw.name)}</b>`
+      + `<span class="t-loc muted mono" title="${esc(rw.loc?.[0])}:${rw.loc?.[1]}">${esc(locText(rw.loc))}</span>`;
+    this.el.title.title = `${ctx?.name ?? ""} › ${rw.name}  ${locText(rw.loc)} · ${fmtDuration(rw.dur_ns)}`;
     this.el.stepper.classList.toggle("disabled", rw.n_matches === 0);
     this.el.slider.max = String(rw.n_matches);
     this.el.slider.value = String(k);
@@ -146,7 +153,20 @@ export class RewritesView {
       if (cur.match) { keep.add(cur.match.before); keep.add(cur.match.after); }
       if (this.p.node !== undefined) keep.add(this.p.node);
       const view = buildView(union, { hubs: want.hubs, keep });
-      const key = `${want.run}/${want.rw}`, sameGraph = this.graphKey === key;
+      // the direction: the URL's, else the one picked for this graph (by its first step's shape against the pane)
+      const dirKey = `${want.run}/${want.rw}/${want.hubs}`;
+      // a first view reads the rewrite's first match (at step 0: the node the first match rewrites), else the root
+      const next = want.k === 0 && rw.n_matches ? await this.fetchStep(want.run, want.rw, 1).catch(() => null) : null;
+      if (seq !== this.loadSeq) return;
+      const focus = [cur.match?.after, next?.match?.before, cur.root].filter((id) => id !== undefined);
+      let dir = want.dir ?? this.dirs.get(dirKey), picked = null;
+      if (!dir) {
+        picked = await pickDirection(view, (options) => this.layout.layout(view.nodes, view.edges, null, options), this.canvas.cw, this.canvas.ch, focus[0]);
+        if (seq !== this.loadSeq) return;
+        dir = picked.dir;
+        this.dirs.set(dirKey, dir);
+      }
+      const key = `${want.run}/${want.rw}/${dir}`, sameGraph = this.graphKey === key;
       // a rebuilt node starts where the node it replaces was, the match's result where the matched node was
       let prevPos = sameGraph ? this.positions : null;
       if (prevPos) {
@@ -155,7 +175,9 @@ export class RewritesView {
         const m = cur.match;
         if (m && prevPos.has(m.before) && !prevPos.has(m.after)) prevPos.set(m.after, prevPos.get(m.before));
       }
-      const result = await this.layout.layout(view.nodes, view.edges, prevPos);
+      // the matched node, removed by this step, is drawn beside the node that replaced it
+      const m = cur.match, beside = m && union.some((u) => u.id === m.before && u.state === "removed") ? new Map([[m.before, m.after]]) : null;
+      const result = !prevPos && picked?.[dir] ? picked[dir] : await this.layout.layout(view.nodes, view.edges, prevPos, { ...LAYOUT_OPTIONS[dir], beside });
       if (seq !== this.loadSeq) return;
       this.lastLayoutMs = result.ms;
       const positions = positionsOf(view.nodes, result);
@@ -165,10 +187,15 @@ export class RewritesView {
       this.graphKey = key;
       this.data = { cur, prev, union, corr, index: indexGraph(union), view, prevIndex: prev ? indexGraph(prev.nodes) : null };
       this.shown = JSON.stringify(want);
-      const node = this.p.node;
-      const focus = cur.match?.after ?? cur.root;
-      this.canvas.setGraph(view, result, sameGraph ? "keep" : { node, focus });
-      if (sameGraph && cur.match && !this.canvas.isVisible(focus)) this.canvas.centerOn(focus, 0);
+      const node = this.p.node, cam = parseCamera(this.p.cam);
+      this.canvas.setGraph(view, result, sameGraph ? "keep" : cam ?? { node, focus });
+      if (sameGraph && cur.match && !this.canvas.isVisible(focus[0])) {
+        this.canvas.centerOn(focus[0], 0);
+        if (this.p.cam !== undefined) this.keepCamera(this.canvas.getCamera());
+      }
+      this.root.dataset.dir = dir;
+      const dirBtn = $("dir-btn");
+      if (dirBtn) { dirBtn.textContent = dir === "LR" ? "→" : "↓"; dirBtn.title = `laid out ${dir === "LR" ? "left to right" : "top to bottom"}: switch (l)`; }
       this.el.msg.hidden = !!view.nodes.length;
       this.el.msg.textContent = view.nodes.length ? "" : "Empty graph.";
       this.root.dataset.step = `${want.rw}:${want.k}`;  // for tests and tools: what is drawn
@@ -213,6 +240,17 @@ export class RewritesView {
         <div><span class="tag added">after</span><pre class="mono">${after}</pre></div>
       </div>
       <div class="counts">${counts}</div>`;
+  }
+
+  // ---- the camera in the URL: written once a move settles (a drag would otherwise write every frame)
+  keepCamera(cam) {
+    clearTimeout(this.camTimer);
+    this.camTimer = setTimeout(() => { if (this.data) this.app.nav({ cam: formatCamera(cam) }, {}); }, 250);
+  }
+
+  toggleDirection() {
+    const now = this.root.dataset.dir ?? "TB";
+    this.app.nav({ layout: now === "LR" ? "tb" : "lr", cam: null }, {});
   }
 
   // ---- selection, search, details
@@ -348,6 +386,7 @@ export class RewritesView {
       case "ArrowUp": this.nextRewrite(-1); return true;
       case "/": this.el.search.focus(); this.el.search.select(); return true;
       case "f": this.canvas.fit(); return true;
+      case "l": this.toggleDirection(); return true;
       case "c": if (!this.el.codeBtn.disabled) this.app.nav({ code: this.p.code === "1" ? null : "1" }, {}); return true;
       case "h": { const m = HUB_MODES[(HUB_MODES.indexOf(this.el.hub.value) + 1) % 3]; this.app.nav({ hubs: m === "inline" ? null : m }, {}); return true; }
       case "Escape": if (this.p.node !== undefined) this.select(null); return true;
@@ -366,6 +405,7 @@ export class RewritesView {
     $("step-last").onclick = () => this.step(Infinity);
     el.hub.addEventListener("change", () => this.app.nav({ hubs: el.hub.value === "inline" ? null : el.hub.value }, {}));
     el.fit.onclick = () => this.canvas.fit();
+    $("dir-btn")?.addEventListener("click", () => this.toggleDirection());
     el.codeBtn.onclick = () => this.app.nav({ code: this.p.code === "1" ? null : "1" }, {});
     el.search.addEventListener("input", () => { this.runSearch(false); this.app.nav({ q: el.search.value || null }, {}); });
     el.search.addEventListener("keydown", (e) => {

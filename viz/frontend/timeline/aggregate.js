@@ -6,22 +6,22 @@ import { lowerBound, upperBound, firstReaching } from "./lanes.js";
 import { CAT } from "./chunk.js";
 
 /**
- * Spans of `tracks` overlapping [t0, t1] grouped by name: [{name, count, total, mean, min, max, first}], by total
- * time, largest first. `total` sums whole durations (a span half inside counts fully); `first` is the earliest
- * span of the group as {track, index}.
+ * Spans of `tracks` overlapping [t0, t1] grouped by name: [{name, count, total, self, mean, min, max, first}], by
+ * total time, largest first. `total` sums whole durations (a span half inside counts fully), `self` the same spans'
+ * self times (selfTimes: nested spans' time taken out); `first` is the earliest span of the group as {track, index}.
  */
 export function groupByName(tracks, names, t0, t1) {
   const groups = new Map();
   for (const tr of tracks) {
-    const { start, dur, name } = tr.chunk;
+    const { start, dur, name } = tr.chunk, self = chunkSelf(tr.chunk);
     for (const lane of tr.lanes) {
       const end = upperBound(lane.start, t1);
       for (let k = firstReaching(lane, t0); k < end; k++) {
         if (lane.end[k] < t0) continue;
         const i = lane.idx[k], g = tr.gid[name[i]], d = dur[i];
         let r = groups.get(g);
-        if (!r) groups.set(g, r = { name: names[g], gid: g, count: 0, total: 0, mean: 0, min: Infinity, max: -Infinity, first: { track: tr.id, index: i }, firstStart: start[i] });
-        r.count++; r.total += d;
+        if (!r) groups.set(g, r = { name: names[g], gid: g, count: 0, total: 0, self: 0, mean: 0, min: Infinity, max: -Infinity, first: { track: tr.id, index: i }, firstStart: start[i] });
+        r.count++; r.total += d; r.self += self[i];
         if (d < r.min) r.min = d;
         if (d > r.max) r.max = d;
         if (start[i] < r.firstStart) { r.firstStart = start[i]; r.first = { track: tr.id, index: i }; }
@@ -35,7 +35,7 @@ export function groupByName(tracks, names, t0, t1) {
 
 /**
  * The kernel summary of a run: kernel spans (cat "kernel") grouped by name and device, with FLOPs and bytes from
- * the kernel records (`kernels`: Map id -> {flops, mem_bytes, ctx}). A run without kernel spans (a CPU-only Chrome
+ * the kernel records (`kernels`: Map id -> {flops, bytes, ctx}). A run without kernel spans (a CPU-only Chrome
  * trace) is summed over all its spans, and the result says so. Returns {rows, allSpans, total}; rows:
  * {name, gid, device, count, total, self, mean, min, max, flops, bytes, gflops, gbs, kernel (an id or -1), first, longest}
  * by total time, `first` and `longest` as {track, index}; `self` is the time not spent in spans nested inside (a
@@ -49,7 +49,7 @@ export function kernelSummary(tracks, names, kernels = new Map()) {
   for (const tr of tracks) {
     const { start, dur, name, cat, kernel } = tr.chunk, device = tr.device ?? tr.name ?? "";
     let a = byDevice.get(device);
-    const self = selfTimes(start, dur);
+    const self = chunkSelf(tr.chunk);
     if (!a) byDevice.set(device, a = { count: new Uint32Array(G), total: new Float64Array(G), self: new Float64Array(G), min: new Float64Array(G).fill(Infinity),
       max: new Float64Array(G).fill(-Infinity), flops: new Float64Array(G), bytes: new Float64Array(G), kernel: new Int32Array(G).fill(-1),
       first: new Array(G), firstStart: new Float64Array(G).fill(Infinity), longest: new Array(G) });
@@ -64,7 +64,7 @@ export function kernelSummary(tracks, names, kernels = new Map()) {
       const kid = kernel[i];
       if (kid < 0) continue;
       if (kid !== lastId) { lastId = kid; lastK = kernels.get(kid); }
-      if (lastK) { a.flops[g] += lastK.flops ?? 0; a.bytes[g] += lastK.mem_bytes ?? lastK.bytes ?? 0; }
+      if (lastK) { a.flops[g] += lastK.flops ?? 0; a.bytes[g] += lastK.bytes ?? 0; }
       if (a.kernel[g] < 0) a.kernel[g] = kid;
     }
   }
@@ -97,6 +97,71 @@ export function selfTimes(start, dur) {
   return out;
 }
 
+/** A chunk's self times, computed once and kept on it (chunks never change once decoded). */
+export function chunkSelf(chunk) { return chunk.self ??= selfTimes(chunk.start, chunk.dur); }
+
+/** The value of a counter (`ts` sorted, each value holding until the next) at time t, or null before its first. */
+export function counterAt(ts, values, t) {
+  const i = upperBound(ts, t) - 1;
+  return i < 0 ? null : values[i];
+}
+
+/**
+ * A counter over [t0, t1]: {min, max, mean} of the values in effect there (the one holding at t0 included), the
+ * mean weighted by how long each held; null when it has no value in the window. The last value holds until `end`
+ * (the trace's end), not for ever.
+ */
+export function counterStats(ts, values, t0, t1, end = Infinity) {
+  const hi = Math.min(t1, Math.max(end, ts.length ? ts[ts.length - 1] : -Infinity));
+  let i = Math.max(upperBound(ts, t0) - 1, 0);
+  if (!ts.length || ts[i] > t1) return null;
+  let min = Infinity, max = -Infinity, area = 0, time = 0;
+  for (; i < ts.length && ts[i] <= t1; i++) {
+    const v = values[i], a = Math.max(ts[i], t0), b = Math.min(i + 1 < ts.length ? ts[i + 1] : hi, hi);
+    if (v < min) min = v;
+    if (v > max) max = v;
+    if (b > a) { area += v * (b - a); time += b - a; }
+  }
+  return { min, max, mean: time > 0 ? area / time : values[Math.max(upperBound(ts, t0) - 1, 0)] };
+}
+
+/**
+ * A test of names for a search box: a case-insensitive substring, or a regular expression written as /re/ (an
+ * invalid one matches as plain text). Returns null for an empty query.
+ */
+export function nameMatcher(query) {
+  const q = (query ?? "").trim();
+  if (!q) return null;
+  const m = /^\/(.+)\/([a-z]*)$/.exec(q);
+  if (m) { try { const re = new RegExp(m[1], m[2].includes("i") ? m[2] : m[2] + "i"); return s => re.test(s); } catch { /* plain text */ } }
+  const lq = q.toLowerCase();
+  return s => s.toLowerCase().includes(lq);
+}
+
+/**
+ * Every span whose name passes `test`, in start order: {mask (Uint8Array over `names`: 1 = matches), hits:
+ * [{track, index, start}]}. hits is capped at `cap` (a million matches need no list to step through at once).
+ */
+export function searchSpans(tracks, names, test, cap = 200000) {
+  const mask = new Uint8Array(names.length);
+  for (let g = 0; g < names.length; g++) if (test(names[g])) mask[g] = 1;
+  const hits = [];
+  for (const tr of tracks) {
+    const { start, name } = tr.chunk;
+    for (let i = 0; i < start.length && hits.length < cap; i++) if (mask[tr.gid[name[i]]]) hits.push({ track: tr.id, index: i, start: start[i] });
+  }
+  hits.sort((a, b) => a.start - b.start || a.track - b.track);
+  return { mask, hits };
+}
+
+/** The hit after (dir 1) or before (dir -1) time t, wrapping around: an index into hits, or -1 when there are none. */
+export function stepHit(hits, t, dir) {
+  if (!hits.length) return -1;
+  if (dir > 0) { let i = upperBound(hits.map(h => h.start), t); return i >= hits.length ? 0 : i; }
+  const i = lowerBound(hits.map(h => h.start), t) - 1;
+  return i < 0 ? hits.length - 1 : i;
+}
+
 /** Rows sorted by `key` (dir -1: descending); strings compare naturally, NaN sorts last; ties keep name order. */
 export function sortRows(rows, key, dir = -1) {
   return rows.slice().sort((a, b) => {
@@ -113,12 +178,8 @@ export function sortRows(rows, key, dir = -1) {
  * as /re/. An invalid expression matches as plain text. Empty query: all rows.
  */
 export function filterRows(rows, query) {
-  const q = (query ?? "").trim();
-  if (!q) return rows;
-  let test;
-  const m = /^\/(.+)\/([a-z]*)$/.exec(q);
-  if (m) { try { const re = new RegExp(m[1], m[2].includes("i") ? m[2] : m[2] + "i"); test = s => re.test(s); } catch { test = null; } }
-  if (!test) { const lq = q.toLowerCase(); test = s => s.toLowerCase().includes(lq); }
+  const test = nameMatcher(query);
+  if (!test) return rows;
   return rows.filter(r => test(String(r.name)) || (r.device && test(String(r.device))));
 }
 

@@ -46,8 +46,16 @@ export function colorSlot(name, cat) {
 export const THEME = {
   bg: "#14171c", panel: "#1b1f26", grid: "#232833", text: "#e6edf3", muted: "#7d8796", border: "#2e3440",
   spanText: "#0d1016", select: "#ffffff", accent: "#5b9cf5", area: "rgba(91, 156, 245, 0.16)", areaEdge: "rgba(91, 156, 245, 0.9)",
-  marker: "#f0883e", counter: "#57ab5a", counterFill: "rgba(87, 171, 90, 0.28)", flow: "rgba(230, 237, 243, 0.55)",
+  marker: "#f0883e", counter: "#57ab5a", counterFill: "rgba(87, 171, 90, 0.28)", flow: "rgba(240, 200, 90, 0.9)",
+  hover: "rgba(255, 255, 255, 0.6)", cursor: "rgba(230, 237, 243, 0.35)", cursorBg: "#2b3340", tipBg: "rgba(13, 16, 22, 0.85)",
+  rowHover: "rgba(255, 255, 255, 0.04)",
 };
+
+/** "#rrggbb" scaled towards black by `f` (0..1 of the brightness kept). */
+export function darken(hex, f) {
+  const n = parseInt(hex.slice(1), 16), c = (s) => Math.round(((n >> s) & 255) * f).toString(16).padStart(2, "0");
+  return `#${c(16)}${c(8)}${c(0)}`;
+}
 
 /** CSS variables of the page that set THEME entries. */
 export const THEME_VARS = { bg: "--bg", panel: "--bg2", grid: "--bg3", text: "--fg", muted: "--muted", border: "--line", accent: "--accent" };

@@ -33,21 +33,31 @@
 // }
 // The handle is also el.timeline, and el.dataset.state is "loading" until every track is drawn, then "ready".
 // Keys (while the view is visible and no text field has focus): W/S zoom at the cursor, A/D pan, F fit the
-// selection (or everything), Esc clears the selection. Mouse: wheel zooms at the cursor (shift+wheel or a
-// sideways wheel pans; over the track names it scrolls), drag pans, shift+drag or a drag in the ruler selects
-// an area, click selects a span, double-click zooms to it, a click on a group name folds it.
+// selection (or everything), Esc clears the selection, / finds spans, N / shift+N step through the matches.
+// Mouse: wheel zooms at the cursor (shift+wheel or a sideways wheel pans; over the track names it scrolls), or
+// Perfetto's way when chosen (ctrl+wheel zooms, shift+wheel pans, the wheel scrolls the tracks); drag pans,
+// shift+drag or a drag in the ruler selects an area, click selects a span, double-click zooms to it, a click on a
+// group name folds it, on a track's pin (right of its name) pins it to the top. The overview strip moves the window.
+// Settings (wheel habit, all flows) are kept in localStorage["tinyviz.timeline"].
 
 import { api as defaultApi, getJSON } from "../common/api.js";
 import { decodeSpans } from "./chunk.js";
-import { TimelineModel, LANE_H, TRACK_PAD } from "./model.js";
-import { Renderer, LABEL_W, HEADER_H } from "./render.js";
+import { TimelineModel, TRACK_PAD } from "./model.js";
+import { Renderer, LABEL_W, HEADER_H, rowScreenY, formatCounter } from "./render.js";
 import { clamp, fit, zoomAt, pan, keyMotion, wheelFactor, follow, timeAt, scaleOf } from "./viewport.js";
-import { groupByName, kernelSummary, sortRows } from "./aggregate.js";
+import { groupByName, kernelSummary, counterStats, counterAt, nameMatcher, searchSpans, stepHit } from "./aggregate.js";
+import { busyBins, drawOverview } from "./overview.js";
 import { formatDuration } from "./timefmt.js";
 import { THEME, THEME_VARS } from "./colors.js";
 import { h, spanDetails, areaTable, summaryTable } from "./panels.js";
 
 const KEYS = { w: ["zoom", 1], s: ["zoom", -1], a: ["pan", -1], d: ["pan", 1] };
+const SETTINGS_KEY = "tinyviz.timeline", PIN_W = 18;
+
+function loadSettings() {
+  try { return { wheel: "zoom", allFlows: false, ...JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? "{}") }; }
+  catch { return { wheel: "zoom", allFlows: false }; }
+}
 
 export function mountTimeline(el, ctx) {
   const view = new TimelineView(el, ctx);
@@ -61,7 +71,10 @@ class TimelineView {
     this.model = null; this.vp = { t0: 0, t1: 1 };
     this.selected = null; this.hover = null; this.area = null; this.highlight = null;
     this.following = false; this.live = false;
-    this.keys = { zoom: 0, pan: 0 }; this.held = new Set(); this.mouseX = null;
+    this.keys = { zoom: 0, pan: 0 }; this.held = new Set(); this.mouseX = null; this.hoverRow = null;
+    this.settings = loadSettings();
+    this.search = { query: "", mask: null, hits: [], cur: -1 };
+    this.maskFor = null; this.mask = null;
     this.areaSort = { key: "total", dir: -1 };
     this.summaryState = { filter: String(ctx.state?.kq ?? ""), sort: { key: "total", dir: -1 } };
     this.summary = null; this.summaryDirty = true;
@@ -92,19 +105,34 @@ class TimelineView {
     this.followBox = h("input", { type: "checkbox", class: "tl-follow" });
     this.followLabel = h("label", { class: "tl-followlabel", hidden: true, title: "keep the newest events in view while the run is live" }, this.followBox, " follow newest");
     this.statusEl = h("span", { class: "tl-status" });
+    this.searchBox = h("input", { class: "tl-search", type: "search", placeholder: "find spans: name or /regex/ ( / )", spellcheck: "false",
+      "aria-label": "find spans" });
+    this.hitsEl = h("span", { class: "tl-hits" });
+    this.flowsBox = h("input", { type: "checkbox", class: "tl-allflows" });
+    this.flowsBox.checked = !!this.settings.allFlows;
+    this.wheelSel = h("select", { class: "tl-wheel", title: "what the mouse wheel does" },
+      h("option", { value: "zoom" }, "wheel zooms"), h("option", { value: "perfetto" }, "wheel scrolls (Perfetto)"));
+    this.wheelSel.value = this.settings.wheel === "perfetto" ? "perfetto" : "zoom";
     const bar = h("div", { class: "tl-bar" },
       h("button", { class: "tl-btn", title: "fit everything (F)", onclick: () => this.fitAll() }, "Fit"),
       h("button", { class: "tl-btn", title: "zoom in (W)", onclick: () => this.setViewport(zoomAt(this.vp, 2)) }, "+"),
       h("button", { class: "tl-btn", title: "zoom out (S)", onclick: () => this.setViewport(zoomAt(this.vp, 0.5)) }, "−"),
+      this.searchBox,
+      h("button", { class: "tl-btn tl-prev", title: "previous match (shift+N)", onclick: () => this.stepSearch(-1) }, "‹"),
+      h("button", { class: "tl-btn tl-next", title: "next match (N)", onclick: () => this.stepSearch(1) }, "›"),
+      this.hitsEl,
+      h("label", { class: "tl-opt", title: "draw every flow arrow, not only the selected span's" }, this.flowsBox, " all flows"),
+      this.wheelSel,
       this.followLabel, this.statusEl,
-      h("span", { class: "tl-help" }, "W/S zoom · A/D pan · drag pan · shift-drag select · F fit · Esc clear"));
+      h("span", { class: "tl-help" }, "W/S zoom · A/D pan · / find · N next · shift-drag select · F fit · ? keys"));
+    this.overview = h("canvas", { class: "tl-overview", title: "the whole run: click or drag to move the window" });
     this.tabs = { details: h("button", { class: "tl-tab", onclick: () => this.showTab("details") }, "Selection"),
       kernels: h("button", { class: "tl-tab", onclick: () => this.showTab("kernels") }, "Kernels") };
     this.details = h("div", { class: "tl-pane tl-details" }, h("p", { class: "tl-muted" }, "Click a span for its details, or shift-drag to sum an area."));
     this.kernelsPane = h("div", { class: "tl-pane tl-kernels" });
     this.split = h("div", { class: "tl-split", title: "drag to resize" });
     this.bottom = h("div", { class: "tl-bottom" }, h("div", { class: "tl-tabs" }, this.tabs.details, this.tabs.kernels), this.details, this.kernelsPane);
-    el.replaceChildren(bar, this.scroller, this.split, this.bottom, this.tip);
+    el.replaceChildren(bar, this.overview, this.scroller, this.split, this.bottom, this.tip);
     this.renderer = new Renderer(this.canvas);
     const css = getComputedStyle(el);
     for (const [key, name] of Object.entries(THEME_VARS)) { const v = css.getPropertyValue(name).trim(); if (v) THEME[key] = v; }
@@ -116,7 +144,17 @@ class TimelineView {
     on(this.canvas, "pointerdown", e => this.onDown(e));
     on(this.canvas, "pointermove", e => this.onMove(e));
     on(this.canvas, "pointerup", e => this.onUp(e));
-    on(this.canvas, "pointerleave", () => { this.mouseX = null; this.setHover(null); });
+    on(this.canvas, "pointerleave", () => { this.mouseX = null; this.hoverRow = null; this.setHover(null); this.requestDraw(); });
+    on(this.searchBox, "input", () => this.setSearch(this.searchBox.value));
+    on(this.searchBox, "keydown", e => {
+      if (e.key === "Enter") { e.preventDefault(); this.stepSearch(e.shiftKey ? -1 : 1); }
+      else if (e.key === "Escape") { this.searchBox.value = ""; this.setSearch(""); this.canvas.focus({ preventScroll: true }); }
+    });
+    on(this.flowsBox, "change", () => { this.settings.allFlows = this.flowsBox.checked; this.saveSettings(); this.requestDraw(); });
+    on(this.wheelSel, "change", () => { this.settings.wheel = this.wheelSel.value; this.saveSettings(); });
+    on(this.overview, "pointerdown", e => this.onOverview(e, true));
+    on(this.overview, "pointermove", e => { if (this.overviewDrag) this.onOverview(e, false); });
+    on(this.overview, "pointerup", e => { this.overviewDrag = false; if (this.overview.hasPointerCapture(e.pointerId)) this.overview.releasePointerCapture(e.pointerId); });
     on(this.canvas, "dblclick", e => this.onDblClick(e));
     on(window, "keydown", e => this.onKey(e, true));
     on(window, "keyup", e => this.onKey(e, false));
@@ -127,6 +165,8 @@ class TimelineView {
     this.ro.observe(this.scroller);
     this.disposers.push(() => this.ro.disconnect());
   }
+
+  saveSettings() { try { localStorage.setItem(SETTINGS_KEY, JSON.stringify(this.settings)); } catch { /* private mode: not kept */ } }
 
   status(text, error = false) { this.statusEl.textContent = text; this.statusEl.classList.toggle("tl-error", error); }
 
@@ -206,7 +246,8 @@ class TimelineView {
     const chunk = decodeSpans(buf);
     this.model.setChunk(id, chunk);
     this.relayout();
-    this.summaryDirty = true;
+    this.summaryDirty = true; this.binsDirty = true;
+    if (this.search.query) this.searchLater();
     if (this.following) this.followNow();
     this.drawNow();
     const drawn = performance.now(), t0 = this.stats.mountedAt;
@@ -375,11 +416,103 @@ class TimelineView {
 
   drawNow() {
     if (!this.model || !this.renderer.width || this.dead) return;
+    const sel = this.selected && this.model.span(this.selected.track, this.selected.index);
+    const flows = this.settings.allFlows ? this.model.flows : sel ? this.flowsOfSelected(sel) : [];
+    const cursorT = this.drag?.moved ? null : this.cursorTime();
     const r = this.renderer.draw({ model: this.model, vp: this.vp, scrollTop: this.scroller.scrollTop, selected: this.selected,
-      hover: this.hover, area: this.area, highlight: this.highlight, live: this.live });
+      hover: this.hover, area: this.area, mask: this.currentMask(), live: this.live, flows, cursorT, hoverRow: this.hoverRow });
+    this.drawOverviewNow();
     const d = this.stats.draws;
     d.push(r);
     if (d.length > 2000) d.splice(0, d.length - 1000);
+  }
+
+  /** The time under the mouse (ns from the run's start), or null when it is not over the tracks. */
+  cursorTime() { return this.mouseX === null ? null : timeAt(this.vp, this.mouseX, this.plotW()); }
+
+  /** What a counter's readout shows at the cursor (tests): its value there, formatted as drawn. */
+  counterReadout(id) {
+    const c = this.model.counters.find(c => c.id === id), t = this.cursorTime();
+    return c?.ts && t !== null ? formatCounter(c, counterAt(c.ts, c.values, t)) : null;
+  }
+
+  formatCounterValue(id, v) { return formatCounter(this.model.counters.find(c => c.id === id), v); }
+
+  /** The selected span's arrows, kept until the selection or the flows change. */
+  flowsOfSelected(sp) {
+    const key = `${sp.track.id}:${sp.index}`;
+    if (this.selFlows?.key !== key || this.selFlows.flows !== this.model.flows) this.selFlows = { key, flows: this.model.flows, list: this.model.flowsOf(sp) };
+    return this.selFlows.list;
+  }
+
+  /** Which names draw bright: the highlighted name, else the search's matches, else all (null). */
+  currentMask() {
+    const n = this.model.names.length;
+    const key = this.highlight !== null && this.highlight !== undefined ? `h${this.highlight}:${n}` : this.search.mask ? `s${this.search.query}:${this.search.mask.length}` : null;
+    if (key === this.maskFor) return this.mask;
+    this.maskFor = key;
+    if (key === null) this.mask = null;
+    else if (key[0] === "h") { this.mask = new Uint8Array(n); this.mask[this.highlight] = 1; }
+    else this.mask = this.search.mask;
+    return this.mask;
+  }
+
+  drawOverviewNow() {
+    if (this.binsDirty || !this.bins) {
+      this.bins = busyBins(this.model.loaded(), this.model.duration, Math.max(64, Math.min(2048, Math.round(this.plotW() / 2))));
+      this.binsDirty = false;
+    }
+    drawOverview(this.overview, this.bins, this.vp, this.model.duration, LABEL_W);
+  }
+
+  onOverview(e, down) {
+    if (!this.model) return;
+    const w = Math.max(this.overview.clientWidth - LABEL_W, 1), x = e.offsetX - LABEL_W;
+    if (down) {
+      if (e.button !== 0) return;
+      this.overviewDrag = true;
+      this.overview.setPointerCapture(e.pointerId);
+    }
+    const t = (x / w) * this.model.duration, len = this.vp.t1 - this.vp.t0;
+    this.setViewport({ t0: t - len / 2, t1: t + len / 2 }, { manualPan: true });
+  }
+
+  // *** search ***
+
+  searchLater() { clearTimeout(this.searchTimer); this.searchTimer = setTimeout(() => this.setSearch(this.search.query, true), 300); }
+
+  /** Find spans by name (text or /regex/): matches draw bright, the rest dimmed; N steps through them. */
+  setSearch(query, keepCur = false) {
+    const test = nameMatcher(query);
+    const cur = keepCur ? this.search.hits[this.search.cur] : null;
+    if (!test || !this.model) this.search = { query: query ?? "", mask: null, hits: [], cur: -1 };
+    else {
+      const { mask, hits } = searchSpans(this.model.loaded(), this.model.names, test);
+      const at = cur ? hits.findIndex(h => h.track === cur.track && h.index === cur.index) : -1;
+      this.search = { query, mask, hits, cur: at };
+    }
+    this.highlight = null;
+    this.showHits();
+    this.requestDraw();
+  }
+
+  showHits() {
+    const { query, hits, cur } = this.search;
+    this.hitsEl.textContent = !query.trim() ? "" : hits.length ? `${cur >= 0 ? cur + 1 : "–"} / ${hits.length.toLocaleString("en-US")}` : "no match";
+    this.searchBox.classList.toggle("tl-nomatch", !!query.trim() && !hits.length);
+  }
+
+  /** Select the next (dir 1) or previous (-1) match: after the selected one, else after the window's start. */
+  stepSearch(dir) {
+    const { hits } = this.search;
+    if (!hits.length) return;
+    let i = this.search.cur;
+    const sel = this.selected;
+    if (i >= 0 && sel && hits[i].track === sel.track && hits[i].index === sel.index) i = (i + dir + hits.length) % hits.length;
+    else i = stepHit(hits, sel ? (this.model.span(sel.track, sel.index)?.start ?? this.vp.t0) : this.vp.t0 - 1, dir);
+    this.search.cur = i;
+    this.showHits();
+    this.select({ track: hits[i].track, index: hits[i].index }, true);
   }
 
   // *** selection ***
@@ -405,9 +538,9 @@ class TimelineView {
       this.setViewport({ t0: mid - want / 2, t1: mid + want / 2 }, { manualPan: true });
     } else if (sp.end < this.vp.t0 || sp.start > this.vp.t1) this.setViewport({ t0: mid - len / 2, t1: mid + len / 2 }, { manualPan: true });
     const row = this.model.rows.find(r => r.track === sp.track);
-    if (row) {
-      const y = row.y + TRACK_PAD + sp.depth * LANE_H, top = this.scroller.scrollTop, vis = this.scroller.clientHeight - HEADER_H;
-      if (y < top || y > top + vis - 2 * LANE_H) this.scroller.scrollTop = Math.max(0, y - vis / 3);
+    if (row && !row.pinned) {
+      const LH = sp.track.laneH, P = this.model.pinnedH, y = row.y + TRACK_PAD + sp.depth * LH, top = this.scroller.scrollTop + P, vis = this.scroller.clientHeight - HEADER_H - P;
+      if (y < top || y > top + vis - 2 * LH) this.scroller.scrollTop = Math.max(0, y - P - vis / 3);
     }
   }
 
@@ -429,7 +562,7 @@ class TimelineView {
       ]);
       if (token !== this.detailsToken || this.dead) return;
       if (full) { kernel = { ...(kernel ?? {}), ...full }; this.model.kernels.set(kernelId, kernel); }
-      spanDetails(this.details, sp, { args: args?.args ?? null, kernel, device: kernel?.device ?? extra.device }, on);
+      spanDetails(this.details, sp, { args: args?.args ?? null, kernel, device: kernel?.device ?? extra.device, cat: args?.cat ?? null }, on);
     } catch { /* the first rendering stands */ }
   }
 
@@ -450,13 +583,25 @@ class TimelineView {
   renderArea() {
     const a = this.area, tracks = this.model.tracks.filter(t => a.tracks.has(t.id) && t.chunk);
     const rows = groupByName(tracks, this.model.names, a.t0, a.t1);
-    areaTable(this.details, a, sortRows(rows, this.areaSort.key, this.areaSort.dir), this.areaSort, {
+    const counters = this.model.counters.filter(c => c.ts && a.counters?.has(c.id)).map(c => ({ name: c.name, fmt: v => formatCounter(c, v),
+      ...counterStats(c.ts, c.values, a.t0, a.t1, this.model.duration) })).filter(c => Number.isFinite(c.min));
+    areaTable(this.details, a, rows, this.areaSort, {
       sort: (s) => { this.areaSort = s; this.renderArea(); },
       row: (r) => { this.highlight = this.highlight === r.gid ? null : r.gid; this.renderArea(); this.requestDraw(); },
       isActive: (r) => r.gid === this.highlight,
+      kernelOf: (r) => this.kernelNamed(r.name),
       zoom: () => this.setViewport(fit(a.t0, a.t1, 0.02)),
       clear: () => { this.highlight = null; this.selectArea(null); this.details.replaceChildren(); },
-    });
+    }, counters);
+  }
+
+  /** The kernel record of a name (its axis kinds colour the name as everywhere else), or null. */
+  kernelNamed(name) {
+    if (this.kernelsByNameOf !== this.model.kernels.size) {
+      this.kernelsByName = new Map([...this.model.kernels.values()].map(k => [k.name, k]));
+      this.kernelsByNameOf = this.model.kernels.size;
+    }
+    return this.kernelsByName.get(name) ?? null;
   }
 
   renderSummaryLater() {
@@ -475,6 +620,7 @@ class TimelineView {
       sort: (s) => { this.summaryState.sort = s; this.renderSummary(); },
       row: (r) => this.cycleSpans(r),
       isActive: (r) => r.gid === this.highlight,
+      kernelOf: (r) => this.model.kernels.get(r.kernel) ?? this.kernelNamed(r.name),
       hasRewrites: (r) => (this.model.kernels.get(r.kernel)?.ctx ?? -1) >= 0,
       rewrites: (r) => { const k = this.model.kernels.get(r.kernel); if (k) this.openRewrites(k); },
     });
@@ -500,7 +646,7 @@ class TimelineView {
     const a = Math.max(sp.start, this.vp.t0), b = Math.min(sp.end, this.vp.t1);
     if (a > b) return null;
     const box = this.canvas.getBoundingClientRect(), k = scaleOf(this.vp, this.plotW());
-    const y = HEADER_H + row.y - this.scroller.scrollTop + TRACK_PAD + sp.depth * LANE_H + LANE_H / 2;
+    const y = rowScreenY(row, this.scroller.scrollTop) + TRACK_PAD + sp.depth * sp.track.laneH + sp.track.laneH / 2;
     if (y < HEADER_H || y > this.renderer.height) return null;
     return { x: box.left + LABEL_W + ((a + b) / 2 - this.vp.t0) * k, y: box.top + y };
   }
@@ -509,7 +655,10 @@ class TimelineView {
 
   plotX(e) { return e.offsetX - LABEL_W; }
   plotW() { return Math.max(this.renderer.width - LABEL_W, 1); }
-  contentY(e) { return e.offsetY - HEADER_H + this.scroller.scrollTop; }
+  contentY(e) {
+    const y = e.offsetY - HEADER_H;
+    return y < (this.model?.pinnedH ?? 0) ? y : y + this.scroller.scrollTop;  // pinned rows do not scroll
+  }
 
   /** The span under a pointer event, as {track, index}, or null. */
   spanAt(e) {
@@ -524,8 +673,9 @@ class TimelineView {
 
   onWheel(e) {
     if (!this.model) return;
-    const overPlot = e.offsetX >= LABEL_W;
+    const overPlot = e.offsetX >= LABEL_W, perfetto = this.settings.wheel === "perfetto";
     if (!overPlot && !e.ctrlKey) return;  // over the names: scroll the tracks natively
+    if (perfetto && !e.ctrlKey && !e.shiftKey && Math.abs(e.deltaY) >= Math.abs(e.deltaX)) return;  // Perfetto: the wheel scrolls the tracks
     e.preventDefault();
     const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.renderer.height : 1;
     const dx = e.deltaX * unit, dy = e.deltaY * unit;
@@ -546,7 +696,7 @@ class TimelineView {
       if (row?.kind === "group") {
         if (this.model.collapsed.has(row.group)) this.model.collapsed.delete(row.group); else this.model.collapsed.add(row.group);
         this.relayout(); this.updateSpacer(); this.requestDraw();
-      }
+      } else if (row?.kind === "track" && e.offsetX >= LABEL_W - PIN_W - 4) this.togglePin(row.track.id);
       return;
     }
     const inRuler = e.offsetY < HEADER_H;
@@ -555,10 +705,19 @@ class TimelineView {
     this.canvas.setPointerCapture(e.pointerId);
   }
 
+  togglePin(id) {
+    this.model.togglePin(id);
+    this.relayout(); this.updateSpacer(); this.requestDraw();
+  }
+
   onMove(e) {
     if (!this.model) return;
     this.mouseX = e.offsetX >= LABEL_W ? this.plotX(e) : null;
     const d = this.drag;
+    const row = !d && e.offsetX < LABEL_W && e.offsetY >= HEADER_H ? this.model.rowAt(this.contentY(e)) : null;
+    if (row !== this.hoverRow) { this.hoverRow = row; this.requestDraw(); }
+    if (row) { this.setHover(null); this.labelTip(row, e); return; }
+    this.requestDraw();  // the cursor line and the counters' readout follow the mouse
     if (!d) { this.setHover(this.spanAt(e), e); return; }
     const dx = e.offsetX - d.x, dy = e.offsetY - d.y;
     if (!d.moved && Math.hypot(dx, dy) < 4) return;
@@ -570,9 +729,10 @@ class TimelineView {
     } else {
       const ta = timeAt(this.vp, d.x - LABEL_W, this.plotW()), tb = timeAt(this.vp, Math.max(e.offsetX, LABEL_W) - LABEL_W, this.plotW());
       const ya = d.y - HEADER_H + d.scroll, yb = this.contentY(e);
-      const tracks = new Set(this.model.rows.filter(r => r.kind === "track" && (d.allTracks || (r.y + r.h > Math.min(ya, yb) && r.y < Math.max(ya, yb))))
-        .map(r => r.track.id));
-      this.area = { t0: Math.min(ta, tb), t1: Math.max(ta, tb), tracks };
+      const crossed = this.model.rows.filter(r => d.allTracks || (r.y + r.h > Math.min(ya, yb) && r.y < Math.max(ya, yb)));
+      const tracks = new Set(crossed.filter(r => r.kind === "track").map(r => r.track.id));
+      const counters = new Set(crossed.filter(r => r.kind === "counter").map(r => r.counter.id));
+      this.area = { t0: Math.min(ta, tb), t1: Math.max(ta, tb), tracks, counters };
       this.requestDraw();
     }
   }
@@ -589,7 +749,7 @@ class TimelineView {
       return;
     }
     if (d.mode === "area" && this.area) {
-      if (this.area.t1 - this.area.t0 <= 0 || !this.area.tracks.size) this.selectArea(null);
+      if (this.area.t1 - this.area.t0 <= 0 || (!this.area.tracks.size && !this.area.counters.size)) this.selectArea(null);
       else this.selectArea(this.area);
     }
   }
@@ -602,14 +762,31 @@ class TimelineView {
     this.setViewport(fit(sp.start, sp.end, 0.15));
   }
 
+  /** A track name in full (the canvas cuts long ones), and what a click there does. */
+  labelTip(row, e) {
+    const what = row.kind === "group" ? `${row.label}  (click: fold)` : row.kind === "track" ? `${row.track.name}  (${row.pinned ? "click ◆: unpin" : "click ◇: pin to the top"})` : row.label;
+    this.canvas.style.cursor = row.kind === "group" || (row.kind === "track" && e.offsetX >= LABEL_W - PIN_W - 4) ? "pointer" : "default";
+    this.tip.textContent = what;
+    this.placeTip(e);
+  }
+
+  placeTip(e) {
+    const box = this.el.getBoundingClientRect(), cb = this.canvas.getBoundingClientRect();
+    this.tip.hidden = false;
+    const x = cb.left - box.left + e.offsetX + 14, y = cb.top - box.top + e.offsetY + 16;
+    this.tip.style.left = `${Math.max(0, Math.min(x, box.width - this.tip.offsetWidth - 4))}px`;
+    this.tip.style.top = `${y}px`;
+  }
+
   setHover(s, e) {
     const same = (a, b) => a === b || (a && b && a.track === b.track && a.index === b.index);
     this.canvas.style.cursor = s ? "pointer" : this.drag?.mode === "pan" ? "grabbing" : "default";
-    if (!s) { this.tip.hidden = true; this.hover = null; return; }
+    if (!s) { if (this.hover) this.requestDraw(); this.tip.hidden = true; this.hover = null; return; }
     if (!same(s, this.hover)) {
       this.hover = s;
       const sp = this.model.span(s.track, s.index);
-      this.tip.textContent = `${sp.name}  ${formatDuration(sp.dur)}`;
+      this.tip.textContent = `${sp.name}  ${formatDuration(sp.dur)}` + (sp.self < sp.dur ? `  (self ${formatDuration(sp.self)})` : "");
+      this.requestDraw();
     }
     if (e) {
       const box = this.el.getBoundingClientRect(), cb = this.canvas.getBoundingClientRect();
@@ -645,6 +822,8 @@ class TimelineView {
     }
     if (!down) return;
     if (key === "f") { e.preventDefault(); this.fitSelection(); }
+    else if (key === "n") { e.preventDefault(); this.stepSearch(e.shiftKey ? -1 : 1); }
+    else if (e.key === "/") { e.preventDefault(); this.searchBox.focus(); this.searchBox.select(); }
     else if (key === "escape") { this.highlight = null; this.area = null; this.select(null); }
   }
 

@@ -4,8 +4,11 @@
 
 import { assignLanes, buildLanes, pick, lowerBound } from "./lanes.js";
 import { colorSlot } from "./colors.js";
+import { chunkSelf } from "./aggregate.js";
 
-export const LANE_H = 18, TRACK_PAD = 3, GROUP_H = 20, COUNTER_H = 36;
+// a device track's lanes are taller: its kernel names carry coloured axes and are read more than host spans
+export const LANE_H = 18, DEVICE_LANE_H = 24, TRACK_PAD = 3, GROUP_H = 20, COUNTER_H = 36;
+export const PINNED = "\u0000pinned";
 const KIND_ORDER = { tensor: 0, host: 1, device: 2, thread: 3 };
 
 /** A track's label and group: devices group their queues ("CUDA:1" + "CUDA:1/copy"), Chrome threads their process. */
@@ -13,7 +16,12 @@ export function trackGroup(t) {
   const name = t.name ?? String(t.id), slash = name.indexOf("/");
   if (t.kind === "tensor") return { group: "", label: name === "TENSOR" ? "Tensor calls" : name };
   if (t.kind === "host") return { group: "", label: name === "HOST" ? "Host" : name };
-  if (t.kind === "thread") return slash < 0 ? { group: name, label: name } : { group: name.slice(0, slash), label: name.slice(slash + 1) };
+  if (t.kind === "thread") {
+    // the server names the process when it knows it: its name may hold '/' (JAX's "/host:CPU/python3")
+    const p = t.process;
+    if (typeof p === "string") return { group: p, label: name.startsWith(p + "/") ? name.slice(p.length + 1) : name };
+    return slash < 0 ? { group: name, label: name } : { group: name.slice(0, slash), label: name.slice(slash + 1) };
+  }
   const device = t.device || (slash < 0 ? name : name.slice(0, slash));
   return { group: device, label: slash < 0 ? name : name.slice(slash + 1) };
 }
@@ -22,10 +30,11 @@ export class TimelineModel {
   /** meta: the answer of GET /api/runs/{run}/tracks. */
   constructor(meta) {
     this.names = []; this.nameIndex = new Map(); this.slots = [];  // name id -> colour slot (colors.js)
-    this.kernels = new Map();  // kernel id -> {id, name, device, ctx, global_size, local_size, flops, mem_bytes}
+    this.kernels = new Map();  // kernel id -> {id, name, device, ctx, global_size, local_size, flops, bytes}
     this.tracks = []; this.byId = new Map();
     this.counters = []; this.markers = []; this.flows = [];
-    this.collapsed = new Set();
+    this.collapsed = new Set(); this.pinned = new Set();  // track ids shown at the top, whatever the scroll
+    this.pinnedH = 0;
     this.setMeta(meta);
   }
 
@@ -39,7 +48,8 @@ export class TimelineModel {
       if (!old || old.meta.n_spans !== m.n_spans) changed.push(m.id);
       const { group, label } = trackGroup(m);
       return Object.assign(old ?? { chunk: null, lanes: [], gid: null, nLanes: 0, counters: [] },
-        { id: m.id, meta: m, name: m.name, kind: m.kind, device: m.device ?? group, group, label, order });
+        { id: m.id, meta: m, name: m.name, kind: m.kind, device: m.device || group, group, label, order,
+          laneH: m.kind === "device" ? DEVICE_LANE_H : LANE_H });
     });
     tracks.sort((a, b) => (KIND_ORDER[a.kind] ?? 9) - (KIND_ORDER[b.kind] ?? 9) || (a.kind === "device" ? natural(a.name, b.name) : a.order - b.order));
     this.tracks = tracks;
@@ -109,6 +119,12 @@ export class TimelineModel {
     return this.flows;
   }
 
+  /** The arrows with a point on span s (model.span()): where it starts or ends on the span's own lane. */
+  flowsOf(s) {
+    if (!s) return [];
+    return this.flows.filter(a => a.pts.some(p => p.track === s.track.id && p.t >= s.start && p.t <= s.end && this.laneOfTime(s.track, p.t) === s.depth));
+  }
+
   /** The deepest lane of `track` with a span covering time t (where a flow arrow attaches), or 0. */
   laneOfTime(track, t) {
     for (let l = track.lanes.length - 1; l > 0; l--) if (pick(track.lanes[l], t, 0) >= 0) return l;
@@ -137,8 +153,17 @@ export class TimelineModel {
     }
     let y = 0;
     const add = r => { r.y = y; y += r.h; rows.push(r); return r; };
-    const trackH = t => t.nLanes * LANE_H + 2 * TRACK_PAD;
-    for (const [g, ts] of groups) {
+    const trackH = t => t.nLanes * t.laneH + 2 * TRACK_PAD;
+    const pinned = this.tracks.filter(t => this.pinned.has(t.id));
+    for (const t of pinned) {
+      if (!t.nLanes) t.nLanes = Math.max((t.meta.max_depth ?? 0) + 1, 1);
+      add({ kind: "track", h: trackH(t), label: t.group && t.kind !== "device" ? `${t.group} ${t.label}` : t.name === "HOST" || t.name === "TENSOR" ? t.label : t.name,
+        indent: 0, track: t, pinned: true });
+    }
+    this.pinnedH = y;
+    for (const [g, ts0] of groups) {
+      const ts = ts0.filter(t => !this.pinned.has(t.id));
+      if (!ts.length) continue;
       const cs = countersOf.get(g) ?? [];
       const header = g !== "" && (ts.length > 1 || cs.length > 0 || ts[0].kind === "thread");
       const collapsed = header && this.collapsed.has(g);
@@ -161,6 +186,9 @@ export class TimelineModel {
     return rows;
   }
 
+  /** Pin a track to the top (or unpin it); call layout() after. */
+  togglePin(id) { if (this.pinned.has(id)) this.pinned.delete(id); else if (this.byId.has(id)) this.pinned.add(id); }
+
   /** The row at content y (after layout), or null. */
   rowAt(y) {
     const rows = this.rows ?? [];
@@ -171,7 +199,7 @@ export class TimelineModel {
 
   /** The lane of a track row at content y (-1 in the padding). */
   laneAt(row, y) {
-    const l = Math.floor((y - row.y - TRACK_PAD) / LANE_H);
+    const l = Math.floor((y - row.y - TRACK_PAD) / row.track.laneH);
     return l >= 0 && l < row.track.nLanes ? l : -1;
   }
 
@@ -187,7 +215,7 @@ export class TimelineModel {
     if (!t?.chunk || index < 0 || index >= t.chunk.n) return null;
     const c = t.chunk, gid = t.gid[c.name[index]];
     return { track: t, index, serverIndex: c.index ? c.index[index] : index, name: this.names[gid], gid, start: c.start[index], dur: c.dur[index], end: c.start[index] + c.dur[index],
-      cat: c.cat[index], kernel: c.kernel[index], depth: c.depth[index] };
+      self: chunkSelf(c)[index], cat: c.cat[index], kernel: c.kernel[index], depth: c.depth[index] };
   }
 
   /** The next span named `gid` after time `after` (strictly later start; ties by track order), wrapping; or null. */

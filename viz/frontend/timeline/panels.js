@@ -37,16 +37,18 @@ export function spanDetails(box, s, extra, on) {
   const rows = [
     ["track", s.track.name + (s.track.kind === "device" ? "" : `  (${s.track.kind})`)],
     ["device", extra.device ?? "-"],
-    ["category", CATS[s.cat] ?? String(s.cat)],
+    // as recorded (the server's answer: PyTorch's "cpu_op"); the chunk's code names only our own categories
+    ["category", extra.cat ?? (s.cat === CATS.length - 1 ? "…" : CATS[s.cat] ?? String(s.cat))],
     ["start", rel(s.start)],
     ["duration", formatDuration(s.dur)],
+    ["self", formatDuration(s.self)],
     ["end", rel(s.end)],
     ["lane", String(s.depth)],
   ];
   const a = extra.args ?? {};
   if (k || s.cat === 0) {
-    const flops = k?.flops ?? a.flops ?? a.kernel_info?.flops, bytes = k?.mem_bytes ?? k?.bytes ?? a.bytes ?? a.kernel_info?.bytes;
-    const gs = k?.global_size ?? a.global_size ?? a.kernel_info?.global_size, ls = k?.local_size ?? a.local_size ?? a.kernel_info?.local_size;
+    // the kernel record when the trace has one (the trace format's names), else what the span's args say
+    const { flops, bytes, global_size: gs, local_size: ls } = k ?? a;
     rows.push(["global size", gs ? `[${gs.join(", ")}]` : "-"], ["local size", ls && ls.length ? `[${ls.join(", ")}]` : "-"],
       ["FLOPs", formatCount(flops)], ["bytes", bytes == null ? "-" : `${formatCount(bytes)} (${formatBytes(bytes)})`]);
     // a rate only for the kernel's run: over a codegen or compile span it would be the kernel's work per compile time
@@ -66,23 +68,33 @@ export function spanDetails(box, s, extra, on) {
   box.replaceChildren(
     h("div", { class: "tl-dhead" }, nameNode(s.name, k, true), h("span", { class: "tl-muted" }, ` ${formatDuration(s.dur)}`)),
     h("div", { class: "tl-links" }, links),
-    h("div", { class: "tl-kv" }, rows.map(([key, v]) => h("div", { class: "tl-kvrow" }, h("span", { class: "tl-k" }, key), h("span", { class: "tl-v" }, v)))),
+    h("div", { class: "tl-kv" }, rows.map(([key, v]) => h("div", { class: "tl-kvrow" }, h("span", { class: "tl-k", title: key }, key), h("span", { class: "tl-v" }, v)))),
   );
 }
 
 const COLS_AREA = [
   { key: "name", label: "name" }, { key: "count", label: "count", num: true, fmt: formatCount },
-  { key: "total", label: "total", num: true, fmt: formatDuration }, { key: "mean", label: "mean", num: true, fmt: formatDuration },
+  { key: "total", label: "total", num: true, fmt: formatDuration }, { key: "self", label: "self", num: true, fmt: formatDuration },
+  { key: "share", label: "% (self)", num: true, fmt: v => (v * 100).toFixed(1) },
+  { key: "mean", label: "mean", num: true, fmt: formatDuration },
   { key: "min", label: "min", num: true, fmt: formatDuration }, { key: "max", label: "max", num: true, fmt: formatDuration },
 ];
 
-/** An area selection: a header and a sortable table; on: {row(r), zoom(), clear()}; sort: {key, dir} (kept by caller). */
-export function areaTable(box, area, rows, sort, on) {
-  const nspans = rows.reduce((s, r) => s + r.count, 0);
+/**
+ * An area selection: a header, a sortable table of its spans by name, and its counters' min, max and mean;
+ * counters: [{name, min, max, mean, fmt(v)}]; on: {row(r), zoom(), clear()}; sort: {key, dir} (kept by caller).
+ */
+export function areaTable(box, area, rows, sort, on, counters = []) {
+  const nspans = rows.reduce((s, r) => s + r.count, 0), self = rows.reduce((s, r) => s + r.self, 0);
+  for (const r of rows) r.share = self ? r.self / self : 0;
   const head = h("div", { class: "tl-dhead" },
-    h("b", {}, `${formatCount(nspans)} spans`), ` in ${formatDuration(area.t1 - area.t0)} on ${area.tracks.size} track${area.tracks.size === 1 ? "" : "s"}, ${rows.length} names`,
+    h("b", {}, `${formatCount(nspans)} spans`), ` in ${formatDuration(area.t1 - area.t0)} on ${area.tracks.size} track${area.tracks.size === 1 ? "" : "s"}, ${rows.length} names, ${formatDuration(self)} self time`,
     h("button", { class: "tl-link", onclick: on.zoom }, "Zoom to selection"), h("button", { class: "tl-link", onclick: on.clear }, "Clear"));
-  box.replaceChildren(head, table(COLS_AREA, rows, sort, on, "tl-area-table"));
+  const parts = [head, table(COLS_AREA, sortRows(rows, sort.key, sort.dir), sort, on, "tl-area-table")];
+  if (counters.length) parts.push(h("table", { class: "tl-table tl-counter-table" },
+    h("thead", {}, h("tr", {}, ["counter", "min", "max", "mean"].map((c, i) => h("th", { class: i ? "num" : null }, c)))),
+    h("tbody", {}, counters.map(c => h("tr", {}, h("td", { class: "name" }, c.name), ...[c.min, c.max, c.mean].map(v => h("td", { class: "num" }, c.fmt(v))))))));
+  box.replaceChildren(...parts);
 }
 
 const COLS_SUMMARY = [
@@ -127,7 +139,7 @@ function table(cols, rows, sort, on, cls, extra = null) {
   }, c.label));
   if (extra) th.push(h("th", {}, ""));
   const body = rows.map(r => h("tr", { onclick: () => on.row(r), class: on.isActive?.(r) ? "active" : null },
-    cols.map(c => c.key === "name" ? h("td", { class: "name" }, nameNode(r.name)) : h("td", { class: c.num ? "num" : null }, c.fmt ? c.fmt(r[c.key]) : String(r[c.key] ?? ""))),
+    cols.map(c => c.key === "name" ? h("td", { class: "name" }, nameNode(r.name, on.kernelOf?.(r) ?? null)) : h("td", { class: c.num ? "num" : null }, c.fmt ? c.fmt(r[c.key]) : String(r[c.key] ?? ""))),
     extra ? extra(r) : null));
   return h("table", { class: `tl-table ${cls}` }, h("thead", {}, h("tr", {}, th)), h("tbody", {}, body));
 }

@@ -3,14 +3,28 @@
 // in headless and VM browsers it is software-emulated and slower than canvas 2D.
 
 import { Rects, mergeLane, counterSteps } from "./lod.js";
-import { LANE_H, TRACK_PAD } from "./model.js";
-import { rulerTicks, formatDuration, formatBytes } from "./timefmt.js";
-import { THEME, COLORS, DIM_COLORS, N_SLOTS } from "./colors.js";
+import { TRACK_PAD } from "./model.js";
+import { rulerTicks, formatDuration, formatBytes, formatTick } from "./timefmt.js";
+import { THEME, COLORS, DIM_COLORS, N_SLOTS, darken } from "./colors.js";
+import { counterAt } from "./aggregate.js";
+import { CAT } from "./chunk.js";
+import { parseKernelName, AXIS_KINDS } from "../kernelname.js";
 
 export const LABEL_W = 200, HEADER_H = 40;
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const BOLD = "600 11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-const MIN_LABEL_PX = 26, MAX_FLOWS = 2000;
+const MIN_LABEL_PX = 26, MAX_FLOWS = 2000, PIN_W = 18;
+// axis colours of kernelname.js, darkened to read on the light span fills
+const AXIS_ON_SPAN = Object.fromEntries(Object.entries(AXIS_KINDS).map(([k, v]) => [k, darken(v.color, 0.5)]));
+
+/** Screen y of a row's top: pinned rows stay under the ruler, the others scroll. */
+export function rowScreenY(row, scrollTop) { return HEADER_H + row.y - (row.pinned ? 0 : scrollTop); }
+
+/** A counter's value as its name suggests: bytes for memory, else a plain number. */
+export function formatCounter(c, v) {
+  if (v === null || v === undefined) return "-";
+  return /mem|byte|alloc/i.test(c.name) ? formatBytes(v) : Number(v).toLocaleString("en-US", { maximumFractionDigits: 3 });
+}
 
 export class Renderer {
   constructor(canvas) {
@@ -18,6 +32,8 @@ export class Renderer {
     this.g = canvas.getContext("2d", { alpha: false });
     this.rects = new Rects(4096);
     this.textW = new Map();  // gid -> measured label width (px)
+    this.kparts = new Map();  // gid -> a kernel name's coloured parts [{text, color, w}] (null: not a kernel name)
+    this.rowW = new Map();  // a track label -> its width (px)
     this.charW = 6.2;
   }
 
@@ -39,34 +55,41 @@ export class Renderer {
     g.fillStyle = THEME.bg; g.fillRect(0, 0, width, height);
     const plotW = Math.max(width - LABEL_W, 1), k = plotW / Math.max(v.vp.t1 - v.vp.t0, 1e-9);
     const ruler = rulerTicks(v.vp.t0, v.vp.t1, plotW, 90);
+    const rows = m.rows ?? [], P = m.pinnedH ?? 0;
     let nrects = 0;
-
-    // tracks area, clipped below the header
-    g.save();
-    g.beginPath(); g.rect(0, HEADER_H, width, height - HEADER_H); g.clip();
-    const top = v.scrollTop - HEADER_H, bottom = v.scrollTop + height - HEADER_H;
-    const rows = m.rows ?? [];
     // grid lines first, spans over them
     g.fillStyle = THEME.grid;
     for (const tk of ruler.ticks) g.fillRect(LABEL_W + Math.round((tk.t - v.vp.t0) * k), HEADER_H, 1, height - HEADER_H);
+    // the scrolled rows under the pinned ones, then the pinned ones
+    for (const pinned of [false, true]) {
+      const lo = pinned ? HEADER_H : HEADER_H + P, hi = pinned ? HEADER_H + P : height;
+      if (hi <= lo) continue;
+      g.save();
+      g.beginPath(); g.rect(LABEL_W, lo, plotW, hi - lo); g.clip();
+      if (pinned) { g.fillStyle = THEME.bg; g.fillRect(LABEL_W, lo, plotW, hi - lo); }
+      g.font = FONT; g.textBaseline = "middle";
+      for (const r of rows) {
+        if (!!r.pinned !== pinned) continue;
+        const y = rowScreenY(r, v.scrollTop);
+        if (y + r.h < lo || y > hi) continue;
+        if (r.kind === "track") nrects += this.drawTrack(r, y, v, k);
+        else if (r.kind === "counter") this.drawCounter(r, y, v, k, plotW);
+        else { g.fillStyle = THEME.panel; g.fillRect(LABEL_W, y, plotW, r.h); }
+        g.fillStyle = THEME.grid; g.fillRect(LABEL_W, y + r.h - 1, plotW, 1);
+      }
+      g.restore();
+    }
     g.save();
     g.beginPath(); g.rect(LABEL_W, HEADER_H, plotW, height - HEADER_H); g.clip();
-    g.font = FONT; g.textBaseline = "middle";
-    for (const r of rows) {
-      if (r.y + r.h < top || r.y > bottom) continue;
-      const y = r.y - top;
-      if (r.kind === "track") nrects += this.drawTrack(r, y, v, k);
-      else if (r.kind === "counter") this.drawCounter(r, y, v, k, plotW);
-      else { g.fillStyle = THEME.panel; g.fillRect(LABEL_W, y, plotW, r.h); }
-      g.fillStyle = THEME.grid; g.fillRect(LABEL_W, y + r.h - 1, plotW, 1);
-    }
+    if (P) { g.fillStyle = THEME.border; g.fillRect(LABEL_W, HEADER_H + P - 1, plotW, 2); }
     this.drawMarkers(v, k, plotW);
-    const nflows = this.drawFlows(v, k, top, plotW);
-    this.drawArea(v, k, top);
-    this.drawSelected(v, k, top);
+    const nflows = this.drawFlows(v, k, plotW);
+    this.drawArea(v, k);
+    this.drawOutline(v, v.hover, k, THEME.hover, 1);
+    this.drawOutline(v, v.selected, k, THEME.select, 2);
+    this.drawCursor(v, k);
     g.restore();
-    this.drawLabels(rows, top, bottom, v);
-    g.restore();
+    this.drawLabels(rows, v);
     this.drawRuler(ruler, v, k, plotW);
     return { ms: performance.now() - t0ms, rects: nrects, flows: nflows };
   }
@@ -77,15 +100,15 @@ export class Renderer {
       g.fillStyle = THEME.muted; g.fillText("loading…", LABEL_W + 8, y + r.h / 2);
       return 0;
     }
-    const gid = t.gid, name = t.chunk.name, hl = v.highlight ?? -1;
+    const gid = t.gid, name = t.chunk.name, cat = t.chunk.cat, mask = v.mask ?? null, LH = t.laneH;
     let n = 0;
     for (let l = 0; l < t.lanes.length; l++) {
-      const ly = y + TRACK_PAD + l * LANE_H;
-      if (ly + LANE_H < HEADER_H || ly > this.height) continue;
+      const ly = y + TRACK_PAD + l * LH;
+      if (ly + LH < HEADER_H || ly > this.height) continue;
       const rects = mergeLane(t.lanes[l], t0, t1, k, this.rects.clear());
       n += rects.n;
       // bucket the rectangles by colour slot (dimmed slots after the bright ones): one fillStyle per colour
-      const order = this.sortBySlot(rects, gid, name, m.slots, hl);
+      const order = this.sortBySlot(rects, gid, name, m.slots, mask);
       const starts = this.slotStarts;
       for (let c = 0; c < 2 * N_SLOTS; c++) {
         if (starts[c] === starts[c + 1]) continue;
@@ -93,7 +116,7 @@ export class Renderer {
         for (let q = starts[c]; q < starts[c + 1]; q++) {
           // whole pixels: no anti-aliased edges to rasterize
           const r = order[q], a = Math.round(rects.x0[r]);
-          g.fillRect(LABEL_W + a, ly, Math.max(Math.round(rects.x1[r]) - a, 1), LANE_H - 1);
+          g.fillRect(LABEL_W + a, ly, Math.max(Math.round(rects.x1[r]) - a, 1), LH - 1);
         }
       }
       // labels in a second pass: one fillStyle, fewer state changes
@@ -101,9 +124,10 @@ export class Renderer {
       for (let q = 0; q < rects.n; q++) {
         const w = rects.x1[q] - rects.x0[q];
         if (w < MIN_LABEL_PX || rects.count[q] !== 1) continue;
-        const id = gid[name[rects.idx[q]]], x0 = Math.max(LABEL_W + rects.x0[q], LABEL_W) + 3, avail = LABEL_W + rects.x1[q] - 3 - x0;
+        const i = rects.idx[q], id = gid[name[i]], x0 = Math.max(LABEL_W + rects.x0[q], LABEL_W) + 3, avail = LABEL_W + rects.x1[q] - 3 - x0;
         if (avail < 12) continue;
-        this.label(m.names[id], id, x0, ly + LANE_H / 2, avail);
+        if (cat[i] === CAT.kernel && this.kernelLabel(m.names[id], id, x0, ly + LH / 2, avail)) { g.fillStyle = THEME.spanText; continue; }
+        this.label(m.names[id], id, x0, ly + LH / 2, avail);
       }
     }
     return n;
@@ -119,14 +143,29 @@ export class Renderer {
     if (fit >= 2) g.fillText(s.slice(0, fit) + "…", x, y);
   }
 
+  /** A kernel name with its axes coloured by kind (kernelname.js), when it fits whole; false when it does not. */
+  kernelLabel(s, id, x, y, avail) {
+    const g = this.g;
+    let parts = this.kparts.get(id);
+    if (parts === undefined) {
+      const p = parseKernelName(s);
+      parts = p.letter ? p.parts.map(q => ({ text: q.text, color: q.role === "axis" ? AXIS_ON_SPAN[q.kind] : THEME.spanText, w: g.measureText(q.text).width })) : null;
+      if (parts) parts.total = parts.reduce((a, q) => a + q.w, 0);
+      this.kparts.set(id, parts);
+    }
+    if (!parts || parts.total > avail) return false;
+    for (const q of parts) { g.fillStyle = q.color; g.fillText(q.text, x, y); x += q.w; }
+    return true;
+  }
+
   /** Rectangle indices ordered by colour slot (counting sort); this.slotStarts[c] is where slot c begins. */
-  sortBySlot(rects, gid, name, slots, hl) {
+  sortBySlot(rects, gid, name, slots, mask) {
     const n = rects.n;
     if (!this.order || this.order.length < n) { this.order = new Uint32Array(Math.max(n, 1024) * 2); this.slotOf = new Uint16Array(this.order.length); }
     const starts = this.slotStarts ??= new Uint32Array(2 * N_SLOTS + 1), slotOf = this.slotOf, order = this.order;
     starts.fill(0);
     for (let q = 0; q < n; q++) {
-      const id = gid[name[rects.idx[q]]], c = slots[id] + (hl >= 0 && id !== hl ? N_SLOTS : 0);
+      const id = gid[name[rects.idx[q]]], c = slots[id] + (mask && !mask[id] ? N_SLOTS : 0);
       slotOf[q] = c; starts[c + 1]++;
     }
     for (let c = 0; c < 2 * N_SLOTS; c++) starts[c + 1] += starts[c];
@@ -155,7 +194,18 @@ export class Renderer {
       g.strokeStyle = THEME.counter; g.lineWidth = 1; g.stroke();
     }
     g.fillStyle = THEME.muted; g.textBaseline = "top";
-    g.fillText(`max ${/mem|byte|alloc/i.test(c.name) ? formatBytes(c.max) : c.max.toLocaleString("en-US")}`, LABEL_W + 4, y + 2);
+    g.fillText(`max ${formatCounter(c, c.max)}`, LABEL_W + 4, y + 2);
+    // the value under the cursor: a dot on the step and the number beside it
+    if (v.cursorT !== null && v.cursorT !== undefined) {
+      const val = counterAt(c.ts, c.values, v.cursorT), x = LABEL_W + (v.cursorT - v.vp.t0) * k;
+      if (val !== null) {
+        const s = formatCounter(c, val), w = g.measureText(s).width + 8, cy = yOf(val);
+        g.fillStyle = THEME.counter; g.beginPath(); g.arc(x, cy, 3, 0, 2 * Math.PI); g.fill();
+        const bx = x + 6 + w > LABEL_W + plotW ? x - 6 - w : x + 6;
+        g.fillStyle = THEME.tipBg; g.fillRect(bx, y + 2, w, 14);
+        g.fillStyle = THEME.text; g.fillText(s, bx + 4, y + 3);
+      }
+    }
     g.textBaseline = "middle";
   }
 
@@ -169,20 +219,20 @@ export class Renderer {
     }
   }
 
-  /** Flow arrows (Chrome's s/t/f events) between the spans they attach to; at most MAX_FLOWS per frame. Returns
-   * how many arrow segments it drew (both ends on a shown track). */
-  drawFlows(v, k, top, plotW) {
-    const m = v.model;
-    if (!m.flows.length) return 0;
+  /** Flow arrows (Chrome's s/t/f events) between the spans they attach to: those of v.flows (the selected span's,
+   * or all on the toggle), at most MAX_FLOWS per frame. Returns how many arrow segments it drew. */
+  drawFlows(v, k, plotW) {
+    const m = v.model, flows = v.flows ?? [];
+    if (!flows.length) return 0;
     const g = this.g, rowOf = new Map();
     for (const r of m.rows ?? []) if (r.kind === "track") rowOf.set(r.track.id, r);
     const yOf = (p) => {
       const r = rowOf.get(p.track);
-      return r && r.track.chunk ? r.y - top + TRACK_PAD + m.laneOfTime(r.track, p.t) * LANE_H + LANE_H / 2 : null;
+      return r && r.track.chunk ? rowScreenY(r, v.scrollTop) + TRACK_PAD + m.laneOfTime(r.track, p.t) * r.track.laneH + r.track.laneH / 2 : null;
     };
-    g.strokeStyle = THEME.flow; g.fillStyle = THEME.flow; g.lineWidth = 1.2;
+    g.strokeStyle = THEME.flow; g.fillStyle = THEME.flow; g.lineWidth = 1.5;
     let drawn = 0, segs = 0;
-    for (const a of m.flows) {
+    for (const a of flows) {
       if (a.t1 < v.vp.t0 || a.t0 > v.vp.t1) continue;
       if (++drawn > MAX_FLOWS) break;
       for (let i = 1; i < a.pts.length; i++) {
@@ -190,58 +240,94 @@ export class Renderer {
         if (y0 === null || y1 === null) continue;
         const x0 = LABEL_W + (p.t - v.vp.t0) * k, x1 = LABEL_W + (q.t - v.vp.t0) * k, bend = Math.max(Math.min((x1 - x0) / 2, 60), 12);
         g.beginPath(); g.moveTo(x0, y0); g.bezierCurveTo(x0 + bend, y0, x1 - bend, y1, x1, y1); g.stroke();
-        g.beginPath(); g.moveTo(x1, y1); g.lineTo(x1 - 6, y1 - 3.5); g.lineTo(x1 - 6, y1 + 3.5); g.closePath(); g.fill();
+        g.beginPath(); g.moveTo(x1, y1); g.lineTo(x1 - 7, y1 - 4); g.lineTo(x1 - 7, y1 + 4); g.closePath(); g.fill();
         segs++;
       }
     }
     return segs;
   }
 
-  drawArea(v, k, top) {
+  drawArea(v, k) {
     const a = v.area;
     if (!a) return;
     const g = this.g, x0 = LABEL_W + (a.t0 - v.vp.t0) * k, x1 = LABEL_W + (a.t1 - v.vp.t0) * k;
     for (const r of v.model.rows ?? []) {
-      if ((r.kind !== "track" && r.kind !== "counter") || (r.kind === "track" && !a.tracks.has(r.track.id))) continue;
-      if (r.kind === "counter") continue;
-      g.fillStyle = THEME.area; g.fillRect(x0, r.y - top, Math.max(x1 - x0, 1), r.h);
+      if (r.kind !== "track" || !a.tracks.has(r.track.id)) continue;
+      g.fillStyle = THEME.area; g.fillRect(x0, rowScreenY(r, v.scrollTop), Math.max(x1 - x0, 1), r.h);
     }
     g.fillStyle = THEME.areaEdge;
     g.fillRect(Math.round(x0), HEADER_H, 1, this.height); g.fillRect(Math.round(x1), HEADER_H, 1, this.height);
   }
 
-  drawSelected(v, k, top) {
-    const s = v.selected && v.model.span(v.selected.track, v.selected.index);
+  /** A box around one span ({track, index}): the selection (white, 2 px) or the span under the mouse. */
+  drawOutline(v, which, k, color, lw) {
+    const s = which && v.model.span(which.track, which.index);
     if (!s) return;
     const row = (v.model.rows ?? []).find(r => r.kind === "track" && r.track === s.track);
     if (!row) return;
-    const g = this.g, y = row.y - top + TRACK_PAD + s.depth * LANE_H;
+    const g = this.g, LH = s.track.laneH, y = rowScreenY(row, v.scrollTop) + TRACK_PAD + s.depth * LH;
     const x0 = LABEL_W + (s.start - v.vp.t0) * k, x1 = LABEL_W + (s.end - v.vp.t0) * k;
-    g.strokeStyle = THEME.select; g.lineWidth = 2;
-    g.strokeRect(Math.max(x0, LABEL_W - 2) - 1, y - 1, Math.max(Math.min(x1, this.width + 2) - Math.max(x0, LABEL_W - 2), 1) + 2, LANE_H + 1);
+    g.strokeStyle = color; g.lineWidth = lw;
+    g.strokeRect(Math.max(x0, LABEL_W - 2) - 1, y - 1, Math.max(Math.min(x1, this.width + 2) - Math.max(x0, LABEL_W - 2), 1) + 2, LH + 1);
   }
 
-  drawLabels(rows, top, bottom, v) {
+  /** The cursor's time: a thin line over the tracks (its readout sits in the ruler). */
+  drawCursor(v, k) {
+    if (v.cursorT === null || v.cursorT === undefined) return;
+    this.g.fillStyle = THEME.cursor;
+    this.g.fillRect(Math.round(LABEL_W + (v.cursorT - v.vp.t0) * k), HEADER_H, 1, this.height - HEADER_H);
+  }
+
+  /** `s` cut with an ellipsis to fit `avail` px (widths measured once per string). */
+  fitText(s, avail) {
     const g = this.g;
+    let w = this.rowW.get(s);
+    if (w === undefined) { w = g.measureText(s).width; if (this.rowW.size > 5000) this.rowW.clear(); this.rowW.set(s, w); }
+    if (w <= avail) return s;
+    let n = Math.max(0, Math.floor(s.length * avail / w) - 1);
+    while (n > 0 && g.measureText(s.slice(0, n) + "…").width > avail) n--;
+    return n > 0 ? s.slice(0, n) + "…" : "…";
+  }
+
+  drawLabels(rows, v) {
+    const g = this.g, P = v.model.pinnedH ?? 0;
     g.fillStyle = THEME.panel; g.fillRect(0, HEADER_H, LABEL_W, this.height - HEADER_H);
     g.textBaseline = "middle";
-    for (const r of rows) {
-      if (r.y + r.h < top || r.y > bottom) continue;
-      const y = r.y - top, x = 10 + r.indent * 14;
-      if (r.kind === "group") {
-        g.font = BOLD; g.fillStyle = THEME.text;
-        g.fillText(`${r.collapsed ? "▸" : "▾"} ${r.label}`, 6, y + r.h / 2, LABEL_W - 12);
-      } else {
-        g.font = FONT; g.fillStyle = r.kind === "counter" ? THEME.muted : THEME.text;
-        const ly = r.kind === "track" ? y + TRACK_PAD + LANE_H / 2 : y + r.h / 2;
-        g.fillText(r.label, x, ly, LABEL_W - x - 8);
-        if (r.kind === "track" && r.track.nLanes > 1 && r.h > 2 * LANE_H) {
-          g.fillStyle = THEME.muted;
-          g.fillText(`${r.track.nLanes} lanes`, x, ly + LANE_H, LABEL_W - x - 8);
+    for (const pinned of [false, true]) {
+      const lo = pinned ? HEADER_H : HEADER_H + P, hi = pinned ? HEADER_H + P : this.height;
+      if (hi <= lo) continue;
+      g.save();
+      g.beginPath(); g.rect(0, lo, LABEL_W, hi - lo); g.clip();
+      if (pinned) { g.fillStyle = THEME.panel; g.fillRect(0, lo, LABEL_W, hi - lo); }
+      for (const r of rows) {
+        if (!!r.pinned !== pinned) continue;
+        const y = rowScreenY(r, v.scrollTop);
+        if (y + r.h < lo || y > hi) continue;
+        const x = 10 + r.indent * 14, hovered = v.hoverRow === r;
+        if (r.kind === "group") {
+          g.font = BOLD; g.fillStyle = THEME.text;
+          g.fillText(this.fitText(`${r.collapsed ? "▸" : "▾"} ${r.label}`, LABEL_W - 12), 6, y + r.h / 2);
+        } else {
+          g.font = FONT; g.fillStyle = r.kind === "counter" ? THEME.muted : THEME.text;
+          const LH = r.kind === "track" ? r.track.laneH : 0, ly = r.kind === "track" ? y + TRACK_PAD + LH / 2 : y + r.h / 2;
+          const room = LABEL_W - x - 6 - (r.kind === "track" ? PIN_W : 0);
+          g.fillText(this.fitText(r.label, room), x, ly);
+          if (r.kind === "track" && r.track.nLanes > 1 && r.h > 2 * LH) {
+            g.fillStyle = THEME.muted;
+            g.fillText(`${r.track.nLanes} lanes`, x, ly + LH);
+          }
+          // the pin: shown on pinned tracks and on the one under the mouse; a click on it pins or unpins
+          if (r.kind === "track" && (r.pinned || hovered)) {
+            g.fillStyle = r.pinned ? THEME.accent : THEME.muted;
+            g.fillText(r.pinned ? "◆" : "◇", LABEL_W - PIN_W, ly);
+          }
         }
+        if (hovered) { g.fillStyle = THEME.rowHover; g.fillRect(0, y, LABEL_W, r.h); }
+        g.fillStyle = THEME.grid; g.fillRect(0, y + r.h - 1, LABEL_W, 1);
       }
-      g.fillStyle = THEME.grid; g.fillRect(0, y + r.h - 1, LABEL_W, 1);
+      g.restore();
     }
+    if (P) { g.fillStyle = THEME.border; g.fillRect(0, HEADER_H + P - 1, LABEL_W, 2); }
     g.fillStyle = THEME.border; g.fillRect(LABEL_W - 1, HEADER_H, 1, this.height - HEADER_H);
   }
 
@@ -259,13 +345,14 @@ export class Renderer {
       g.fillStyle = THEME.border; g.fillRect(x, 0, 1, 20);
       g.fillStyle = THEME.text; g.fillText(tk.label, x + 4, 11);
     }
-    // markers: a flag and a label under the ticks
+    // markers: a flag and a label under the ticks; a label that would run off the right edge goes left of its flag
     for (const mk of v.model.markers) {
       const x = LABEL_W + Math.round((mk.t - v.vp.t0) * k);
-      if (x < LABEL_W - 200 || x > this.width) continue;
+      if (x < LABEL_W - 4 || x > this.width + 4) continue;
       g.fillStyle = THEME.marker;
       g.beginPath(); g.moveTo(x, HEADER_H - 2); g.lineTo(x - 4, 22); g.lineTo(x + 4, 22); g.closePath(); g.fill();
-      g.fillText(mk.name, x + 6, 30);
+      const w = g.measureText(mk.name).width;
+      g.fillText(mk.name, x + 6 + w > this.width - 2 ? Math.max(LABEL_W + 2, x - 6 - w) : x + 6, 30);
     }
     // the area selection's length, centred over it
     if (v.area) {
@@ -274,6 +361,14 @@ export class Renderer {
       g.fillStyle = THEME.areaEdge; g.fillRect(x0, HEADER_H - 4, Math.max(x1 - x0, 1), 3);
       g.fillStyle = THEME.accent; g.fillRect(cx - w / 2, 22, w, 15);
       g.fillStyle = THEME.spanText; g.fillText(s, cx - w / 2 + 5, 30);
+    }
+    // the time at the cursor, over the tick labels, exact to the zoom (a pixel's worth of ns)
+    if (v.cursorT !== null && v.cursorT !== undefined) {
+      const x = LABEL_W + (v.cursorT - v.vp.t0) * k, s = formatTick(v.cursorT, 1 / k, Math.max(Math.abs(v.vp.t1), 1));
+      const w = g.measureText(s).width + 10, bx = Math.max(LABEL_W, Math.min(x - w / 2, this.width - w));
+      g.fillStyle = THEME.cursorBg; g.fillRect(bx, 3, w, 16);
+      g.fillStyle = THEME.text; g.fillText(s, bx + 5, 11);
+      g.fillStyle = THEME.cursor; g.fillRect(Math.round(x), 19, 1, HEADER_H - 19);
     }
     g.restore();
   }
