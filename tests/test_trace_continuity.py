@@ -2,10 +2,11 @@
 rewrite starts from the graph the previous one returned, and every match names the pattern that made it. Checked
 over kernels of many shapes (elementwise, reductions, matmuls, convolutions, pools, their gradients)."""
 from __future__ import annotations
-import collections
+import collections, os, pathlib, subprocess, sys
 import numpy as np
 import pytest
-from profiler.events import ContextBegin, PatternDef, Rewrite, from_json
+from profiler.events import ContextBegin, Kernel, PatternDef, Rewrite, UOpDef, from_json
+from profiler.load import load
 from profiler.recorder import Recorder
 from tinygrad import Tensor, nn, tracing
 
@@ -58,3 +59,66 @@ def test_every_match_names_its_pattern(events):
   for r in steps:  # a whole-graph step's pattern is the function that made it, with its file and line
     p = pats[r.matches[0][0]]
     assert p.file.endswith(".py") and p.line > 0 and p.source.startswith("def ")
+
+# *** the op suite under the recorder (issue 15's done-means): every kernel context, from lowering to the rendered code
+
+# what a uop's text holds, whatever else is around it: its C spelling (an operator or a function's name)
+SPELLING = {"ADD": "+", "SUB": "-", "MUL": "*", "FDIV": "/", "IDIV": "/", "MOD": "%", "CMPLT": "<", "CMPNE": "!=", "CMPEQ": "==",
+            "AND": "&", "OR": "|", "XOR": "^", "SHL": "<<", "SHR": ">>", "MAX": "<", "WHERE": "?", "MULACC": "*", "RECIP": "1/",
+            "EXP2": "exp2", "LOG2": "log2", "SIN": "sin", "SQRT": "sqrt", "TRUNC": "trunc", "POW": "pow", "NEG": "-"}
+ALU = set(SPELLING)
+
+def _renders(op: str, arg: str, srcs: list, line: str) -> bool:
+  """Whether `line` holds what a uop renders: its operator (a vector WHERE/MAX blends with & and |, a bool NEG is !),
+  the buffer a LOAD/STORE reads or writes, the bound of a loop, and an ALU's integer constants."""
+  if op == "LOAD" or op == "STORE": return f"data{srcs[0].arg.strip('()').split(',')[0]}" in line
+  if op == "RANGE": return f"< {srcs[0].arg};" in line or "gid" in line
+  if op == "NEG" and "!" in line: return True
+  if op in ("WHERE", "MAX") and "&~" in line: return True
+  return SPELLING[op] in line and all(s.arg in line for s in srcs if s.op == "CONST" and s.arg.lstrip("-").isdigit())
+
+@pytest.fixture(scope="module")
+def op_suite(tmp_path_factory):
+  """tests/test_ops.py on the CPU device with VIZ=-1, as a user would record it: the trace file's events."""
+  d = tmp_path_factory.mktemp("ops")
+  root = pathlib.Path(__file__).resolve().parent.parent
+  env = {**os.environ, "VIZ": "-1", "TINYVIZ_TRACE": str(d / "ops.jsonl"), "TINYVIZ_CACHE": str(d / "cache"), "PYTHONPATH": str(root)}
+  env.pop("VIZ_PLANS", None); env.pop("DEBUG", None)
+  p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider", "-k", "CPU",
+                      str(root / "tests" / "test_ops.py")], cwd=root, env=env, capture_output=True, text=True, timeout=900)
+  assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+  return load(str(d / "ops.jsonl")).events
+
+def test_op_suite_every_kernel_context_is_whole(op_suite):
+  evs = op_suite
+  table = {e.id: e for e in evs if isinstance(e, UOpDef)}
+  pats = {e.id for e in evs if isinstance(e, PatternDef)}
+  ctxs = {e.id: e for e in evs if isinstance(e, ContextBegin)}
+  by_ctx: dict[int, list[Rewrite]] = collections.defaultdict(list)
+  for e in evs:
+    if isinstance(e, Rewrite): by_ctx[e.ctx].append(e)
+  kernels = [e for e in evs if isinstance(e, Kernel)]
+  assert len(kernels) >= 100 and all(ctxs[k.ctx].kind == "kernel" for k in kernels)
+  problems: list[tuple] = []
+  for k in kernels:
+    rws = by_ctx[k.ctx]
+    # no gap: each rewrite starts from the graph the previous one returned, from the lowering to the rendered program
+    problems += [(k.name, "gap", p.name, n.name) for p, n in zip(rws, rws[1:]) if n.input != p.output]
+    # no match without a pattern
+    problems += [(k.name, "no pattern", r.name) for r in rws for pid, _, _ in r.matches if pid is None or pid not in pats]
+    if [r.name for r in rws[-2:]] != ["linearize", "render"]: problems.append((k.name, "ends with", [r.name for r in rws[-2:]])); continue
+    prog, lin = table[rws[-1].output], table[rws[-1].input]
+    assert prog.op == "PROGRAM" and prog.src[0] == lin.id and lin.op == "LINEAR" and table[prog.src[1]].op == "SOURCE"
+    # line_uops: every ALU, LOAD, STORE and loop of the final program on a line of src that holds what it renders
+    lines = k.src.split("\n")
+    assert len(k.line_uops) == len(lines), k.name
+    where: dict[int, list[int]] = collections.defaultdict(list)
+    for i, ids in enumerate(k.line_uops):
+      for u in ids: where[u].append(i)
+    for u in lin.src:
+      d = table[u]
+      if d.op not in ALU | {"LOAD", "STORE", "RANGE"}: continue
+      srcs = [table[s] for s in d.src]
+      if not any(_renders(d.op, d.arg, srcs, lines[i]) for i in where.get(u, [])):
+        problems.append((k.name, d.op, u, [lines[i] for i in where.get(u, [])]))
+  assert problems == [], problems[:10]
