@@ -51,6 +51,15 @@ test("hints from a kernel's uops count its reduce loops", () => {
   assert.deepEqual(kernelHints(null), {});
 });
 
+test("the engine's axis kinds win: r_32_3_3 of a 3x3 convolution reduces over both 3s, wherever it is shown", () => {
+  const rec = { name: "r_32_3_3", axis_kinds: ["global", "reduce", "reduce"], uops: ["RANGE        int    (1, 'reduce')"] };
+  assert.deepEqual(kinds(parseKernelName(rec.name, kernelHints(rec))), ["global", "reduce", "reduce"]);
+  // a record without them (an older trace) falls back to counting reduce loops; unknown kinds are ignored
+  assert.deepEqual(kernelHints({ axis_kinds: ["global", "bogus"], uops: [] }), { reduceAxes: 0 });
+  const h = kernelNameHTML(rec.name, kernelHints(rec));
+  assert.equal((h.match(/data-kind="reduce"/g) ?? []).length, 2);
+});
+
 test("HTML colours each axis and carries a legend of letters and colours; text is escaped", () => {
   const h = kernelNameHTML("r_16_4");
   assert.match(h, new RegExp(`data-kind="global" style="color:${AXIS_KINDS.global.color}">16<`));

@@ -58,10 +58,12 @@ export function parseKernelName(name, hints = {}) {
 }
 
 /**
- * Hints for parseKernelName from a kernel record of the API: the number of reduce loops in its lowered
- * uops (lines like "RANGE int (1, 'reduce')").
+ * Hints for parseKernelName from a kernel record of the API: the kind of each number of its name as the engine
+ * wrote it (`axis_kinds`, what DEBUG=2 colours), else (older traces) the number of reduce loops in its lowered
+ * uops (lines like "RANGE int (1, 'reduce')"). Every place that shows a kernel name passes its record through here.
  */
 export function kernelHints(kernel) {
+  if (kernel?.axis_kinds?.length && kernel.axis_kinds.every((k) => k in AXIS_KINDS)) return { kinds: kernel.axis_kinds.slice() };
   if (!kernel?.uops) return {};
   let reduceAxes = 0;
   for (const line of kernel.uops) if (/^RANGE\b/.test(line) && /'reduce'/.test(line)) reduceAxes++;

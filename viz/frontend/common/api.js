@@ -27,6 +27,8 @@ const q = (params) => {
 export const api = {
   runs: (signal) => getJSON("/api/runs", signal),
   contexts: (run, signal) => getJSON(`/api/runs/${run}/contexts`, signal),
+  schedule: (run, ctx, signal) => getJSON(`/api/runs/${run}/contexts/${ctx}/schedule`, signal),
+  patterns: (run, file, signal) => getJSON(`/api/runs/${run}/patterns${q({ file })}`, signal),
   step: (run, rw, k, signal) => getJSON(`/api/runs/${run}/rewrites/${rw}/step/${k}`, signal),
   kernel: (run, id, signal) => getJSON(`/api/runs/${run}/kernels/${id}`, signal),
   uop: (run, id, signal) => getJSON(`/api/runs/${run}/uops/${id}`, signal),

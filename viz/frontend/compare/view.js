@@ -6,6 +6,7 @@ import { getJSON, PromiseCache } from "../common/api.js";
 import { COLUMNS, compareRows, sortRows, passPairs, patternPairs } from "./rows.js";
 import { lineDiff, diffStats } from "./diff.js";
 import { formatDuration } from "../timeline/timefmt.js";
+import { kernelNameHTML, kernelHints } from "../kernelname.js";
 
 const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const dur = (ns) => (ns === null || ns === undefined ? "–" : formatDuration(ns));
@@ -77,8 +78,11 @@ export class CompareView {
     }
     delete this.el.querySelector(".cmp-table-wrap").dataset.empty;
     const key = `${a}/${b}`;
-    this.cache.get(key, () => getJSON(`/api/compare?a=${a}&b=${b}`)).then((cmp) => {
+    // each run's kernel records: their axis kinds colour the names as everywhere else (kernelname.js)
+    const recs = (run) => this.cache.get(`k${run}`, () => getJSON(`/api/runs/${run}/contexts`).then((c) => new Map(c.kernels.map((k) => [k.id, k])), () => new Map()));
+    Promise.all([this.cache.get(key, () => getJSON(`/api/compare?a=${a}&b=${b}`)), recs(a), recs(b)]).then(([cmp, ra, rb]) => {
       if (`${this.params.a}/${this.params.b}` !== key) return;
+      this.recs = { a: ra, b: rb };
       this.renderTable(cmp);
       this.renderPair(cmp);
     }).catch((err) => { this.$("cmp-summary").textContent = `Could not compare: ${err.message}`; });
@@ -94,10 +98,15 @@ export class CompareView {
       `${esc(c.label)}${c.key === sort ? (desc ? " ▾" : " ▴") : ""}</th>`).join("");
     const body = this.rows.map((r) => `<tr data-id="${esc(r.id)}" class="cmp-${r.where}${r.id === this.params.k ? " selected" : ""}">` +
       COLUMNS.map((c) => c.key === "name"
-        ? `<td class="mono name" title="${esc(r.name)}">${esc(r.name)}${r.renamed ? ` <span class="muted">→ ${esc(r.renamed)}</span>` : ""}` +
+        ? `<td class="mono name" title="${esc(r.name)}">${this.nameHTML(r.name, r)}${r.renamed ? ` <span class="muted">→ ${esc(r.renamed)}</span>` : ""}` +
           `${r.where !== "both" ? ` <span class="tag">only ${r.where.toUpperCase()}</span>` : ""}</td>`
         : `<td class="num mono${c.key === "delta" && r.delta ? (r.delta < 0 ? " faster" : " slower") : ""}">${CELL[c.key](r[c.key])}</td>`).join("") + "</tr>").join("");
     this.$("cmp-table").innerHTML = `<thead><tr>${head}</tr></thead><tbody>${body}</tbody>`;
+  }
+
+  nameHTML(name, r) {
+    const k = this.recs?.a.get(r.ka) ?? this.recs?.b.get(r.kb) ?? null;
+    return kernelNameHTML(name, kernelHints(k), { legend: false });
   }
 
   renderPair(cmp) {
@@ -115,9 +124,9 @@ export class CompareView {
 
   pairHTML(row, a, pa, b, pb) {
     const ka = pa?.kernel, kb = pb?.kernel;
-    const head = (label, run, k, name) => `<div class="cmp-side"><h3>${label}: <span class="mono">${esc(k?.name ?? name)}</span></h3>` +
+    const head = (label, run, k, name) => `<div class="cmp-side"><h3>${label}: <span class="mono">${kernelNameHTML(k?.name ?? name, kernelHints(k), { legend: false })}</span></h3>` +
       (k ? `<div class="muted mono">${esc(k.device)} · global ${esc((k.global_size ?? []).join("×"))} · local ${esc((k.local_size ?? []).join("×") || "–")} · ` +
-           `${num(k.flops)} FLOP · ${num(k.mem_bytes)} B</div><a href="#" data-run="${run}" data-ctx="${k.ctx ?? ""}" data-kernel="${k.id}">open in run ${run}'s rewrites</a>`
+           `${num(k.flops)} FLOP · ${num(k.bytes)} B</div><a href="#" data-run="${run}" data-ctx="${k.ctx ?? ""}" data-kernel="${k.id}">open in run ${run}'s rewrites</a>`
          : `<div class="muted">no kernel record on this side${row.where !== "both" ? " (only the other run has it)" : " (a foreign trace's span)"}</div>`) + "</div>";
     let code = "";
     if (ka?.src || kb?.src) {

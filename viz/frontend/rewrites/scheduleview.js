@@ -45,7 +45,7 @@ export class ScheduleView {
   renderToolbar(ctx) {
     const el = this.rv.el;
     el.title.innerHTML = `<span title="${esc(ctx.name)}">${esc(ctx.name)}</span><span class="sep">›</span><b>kernels</b>`
-      + `<span class="muted mono" title="${esc(ctx.detail ?? "")}"> ${esc(ctx.detail ?? "")}</span>`;
+      + `<span class="muted mono sched-detail" title="${esc(ctx.detail ?? "")}">${esc(ctx.detail ?? "")}</span>`;
     el.stepper.classList.add("disabled");
     el.label.textContent = `${ctx.n_items} items`;
     el.codeBtn.disabled = true;

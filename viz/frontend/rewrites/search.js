@@ -1,5 +1,8 @@
 // Node search: by id ("42", "#42", "-7"), by op ("ADD", "op:add"), by arg ("arg:reduce") or any text found
-// in op, dtype or arg. Pure. Results are ids, best first: exact id, exact op, op prefix, then text matches.
+// in op, dtype or arg, or in what the graph draws: a hub's inline name ("data2", "r0") and every label line (a node
+// whose label reads "← 2, data2" is found by "data2"). Pure. Results are ids, best first: exact id, exact op, op
+// prefix, then text matches, then label matches.
+import { hubText, HUB_OPS } from "./graph.js";
 
 /** Parse a query into {id?, op?, arg?, text?}; "" gives null. */
 export function parseQuery(q) {
@@ -12,8 +15,11 @@ export function parseQuery(q) {
   return { text: s.toLowerCase() };
 }
 
-/** Ids of `nodes` matching `q` (a string or a parsed query), best first, at most `limit`. */
-export function searchNodes(nodes, q, limit = 500) {
+/**
+ * Ids of `nodes` matching `q` (a string or a parsed query), best first, at most `limit`. labels: id -> the label lines
+ * drawn for the node (buildView's `lines`), so text drawn inline is found too.
+ */
+export function searchNodes(nodes, q, limit = 500, labels = null) {
   const p = typeof q === "string" ? parseQuery(q) : q;
   if (!p) return [];
   const scored = [];
@@ -26,7 +32,9 @@ export function searchNodes(nodes, q, limit = 500) {
     else if (p.text !== undefined) {
       const t = p.text, lop = op.toLowerCase();
       score = lop === t ? 1 : lop.startsWith(t) ? 2 : arg === t ? 3 : arg.includes(t) ? 4
-        : (u.dtype ?? "").toLowerCase().replace(/^dtypes\./, "") === t ? 5 : -1;
+        : (u.dtype ?? "").toLowerCase().replace(/^dtypes\./, "") === t ? 5
+        : (HUB_OPS.has(op) || op === "RANGE") && hubText(u).toLowerCase() === t ? 3
+        : labels?.get(u.id)?.some((l) => l.toLowerCase().includes(t)) ? 6 : -1;
     }
     if (score >= 0) scored.push([score, u.id]);
   }

@@ -1,7 +1,7 @@
 // The sidebar's contexts > rewrites list for one run. Rebuilt from the RunModel when it changes (live
 // batches are coalesced to one render per frame); the selected context is expanded, others on click.
 import { contextRows, locText, fmtDuration } from "./tree.js";
-import { kernelNameHTML } from "../kernelname.js";
+import { kernelNameHTML, kernelHints } from "../kernelname.js";
 
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const KIND_BADGE = { schedule: "S", kernel: "K", user: "U", call: "C", plan: "P" };  // P: a losing plan's rewrites (VIZ_PLANS=1)
@@ -20,6 +20,7 @@ export class ContextList {
       if (!row) return;
       const ctx = Number(row.dataset.ctx);
       if (row.dataset.rw !== undefined) { this.onPick({ ctx, rw: Number(row.dataset.rw) }); return; }
+      if (row.dataset.kernels !== undefined) { this.onPick({ ctx, kernels: true }); return; }
       if (e.target.closest(".twisty") && this.sel.ctx !== ctx) {
         this.expanded.has(ctx) ? this.expanded.delete(ctx) : this.expanded.add(ctx);
         this.render();
@@ -53,12 +54,19 @@ export class ContextList {
     for (const { ctx: c, depth, matches } of rows) {
       const open = c.id === this.sel.ctx || this.expanded.has(c.id);
       const k = kernels.get(c.id);
-      const name = c.kind === "kernel" || k ? kernelNameHTML(c.name) : esc(c.name);
+      const name = c.kind === "kernel" || k ? kernelNameHTML(c.name, kernelHints(k)) : esc(c.name);
+      const detail = c.detail ? `<span class="ctx-detail muted mono" title="${esc(c.detail)}">${esc(c.detail)}</span>` : "";
       html.push(`<div class="ctx-row${c.id === this.sel.ctx ? " sel-ctx" : ""}${matches ? "" : " empty-ctx"}" data-ctx="${c.id}" style="padding-left:${6 + depth * 14}px" role="treeitem" aria-expanded="${open}">`
-        + `<span class="twisty">${c.rewrites.length ? (open ? "▾" : "▸") : " "}</span>`
+        + `<span class="twisty">${c.rewrites.length || c.n_items ? (open ? "▾" : "▸") : " "}</span>`
         + `<span class="badge kind-${esc(c.kind)}" title="${esc(c.kind)} context">${KIND_BADGE[c.kind] ?? "?"}</span>`
-        + `<span class="ctx-name">${name}</span><span class="count" title="matches in its rewrites">${matches}</span></div>`);
+        + `<span class="ctx-name" title="${esc(c.detail ? `${c.name}: ${c.detail}` : c.name)}">${name}</span>${detail}<span class="count" title="matches in its rewrites">${matches}</span></div>`);
       if (!open) continue;
+      // a schedule's own view: the kernels it made (selected when the context is picked without a rewrite)
+      if (c.n_items) {
+        const sel = c.id === this.sel.ctx && this.sel.rw === undefined;
+        html.push(`<div class="rw-row kernels-row${sel ? " sel" : ""}" data-ctx="${c.id}" data-kernels="" style="padding-left:${26 + depth * 14}px" title="the kernels and copies this schedule made, in run order">`
+          + `<span class="rw-name">kernels</span><span class="count">${c.n_items}</span><span class="rw-meta muted">boxes in run order · buffers between</span></div>`);
+      }
       for (const r of c.rewrites) {
         const sel = r.id === this.sel.rw;
         html.push(`<div class="rw-row${sel ? " sel" : ""}${r.n_matches ? "" : " empty-rw"}" data-ctx="${c.id}" data-rw="${r.id}" style="padding-left:${26 + depth * 14}px" title="${esc((r.loc?.[0] ?? "") + ":" + (r.loc?.[1] ?? ""))}">`

@@ -12,6 +12,8 @@ import { pickDirection, LAYOUT_OPTIONS } from "../graph/direction.js";
 import { initPanes } from "../panes.js";
 import { LayoutClient } from "./layoutclient.js";
 import { ContextList } from "./sidebar.js";
+import { ScheduleView } from "./scheduleview.js";
+import { showPatternTable } from "./patterntable.js";
 import { CodeView } from "../code/codeview.js";
 import { kernelNameHTML } from "../kernelname.js";
 
@@ -64,6 +66,7 @@ export class RewritesView {
       filter: $("ctx-filter"), hideEmpty: $("hide-empty"), count: $("ctx-count"),
       onPick: ({ ctx, rw }) => this.pick(ctx, rw),
     });
+    this.sched = new ScheduleView(this);  // a schedule context's kernels
     this.el.legend.innerHTML = FAMILY_NAMES.filter((f) => f !== "other").map((f) => `<span><i style="background:${FAMILY_COLORS[f]}"></i>${f}</span>`).join("")
       + `<span><i class="ring added"></i>added</span><span><i class="ring removed"></i>removed</span><span><i class="ring focus"></i>match</span>`;
     this.bindControls();
@@ -86,6 +89,14 @@ export class RewritesView {
       const ctx = model.contextOfRewrite(p.rw);
       if (ctx !== null) return this.app.nav({ ctx, rw: p.rw, step: p.step, node: p.node }, { replaceOnly: true });
     }
+    // nothing named: open on the newest schedule (its kernels), else the newest context with matches
+    if (p.ctx === undefined && p.rw === undefined && p.kernel === undefined && model.contexts.size) {
+      const cs = [...model.contexts.values()];
+      const c = cs.findLast((x) => x.kind === "schedule" && x.n_items) ?? cs.findLast((x) => x.rewrites.some((r) => r.n_matches));
+      if (c) return this.pick(c.id, undefined, true);
+    }
+    if (this.sched.wants(model, p)) { this.sched.show(model, model.contexts.get(p.ctx)); this.renderCode(); return; }
+    this.sched.forget();
     if (p.ctx !== undefined && p.rw === undefined) {
       const c = model.contexts.get(p.ctx), r = c && defaultRewrite(c);
       if (r) return this.app.nav({ rw: r.id, step: 0 }, { replaceOnly: true });
@@ -200,6 +211,7 @@ export class RewritesView {
       this.el.msg.textContent = view.nodes.length ? "" : "Empty graph.";
       this.root.dataset.step = `${want.rw}:${want.k}`;  // for tests and tools: what is drawn
       this.renderMatch(cur, rw);
+      this.renderPatternTable();  // kept open while stepping
       this.runSearch(false);
       this.renderSelection();
       this.code.setGraphNodes(union);
@@ -228,18 +240,26 @@ export class RewritesView {
       return;
     }
     const pat = cur.match.pattern;
-    const where = pat ? `<a class="loc mono" title="${esc(pat.file)}:${pat.line}">${esc(locText([pat.file, pat.line]))}</a>` : `<span class="muted">no pattern (a direct replacement)</span>`;
+    const where = pat ? `<a class="loc mono" href="#" data-pattern-file="${esc(pat.file)}" data-pattern-line="${pat.line}" title="${esc(pat.file)}:${pat.line}: click for the captured pattern table around it">${esc(locText([pat.file, pat.line]))}</a>` : `<span class="muted">no pattern (a direct replacement)</span>`;
     const tree = (byId, id) => exprTree(byId, id).map((l) => esc(l).replace(/#(-?\d+)/g, '<a data-node="$1">#$1</a>')).join("\n");
     const before = tree((d.prevIndex ?? d.index).byId, cur.match.before), after = tree(d.index.byId, cur.match.after);
     // how long the match's rewrite took (trying the node's patterns and running the winner's), as tinygrad's VIZ shows it
     const took = cur.match.ns != null ? ` <span class="match-time muted mono" title="time this match's rewrite took: trying the patterns on the node and running the one that matched">${fmtDuration(cur.match.ns)}</span>` : "";
     this.el.match.innerHTML = `<h3>Match ${k} of ${rw.n_matches} ${where}${took}</h3>
-      ${pat ? `<pre class="pattern-src mono">${esc(pat.source || "(source not recorded)")}</pre>` : ""}
+      ${pat ? `<pre class="pattern-src mono">${esc(pat.source || "(source not recorded)")}</pre><div class="pattern-table mono" hidden></div>` : ""}
       <div class="rewrite-pair">
         <div><span class="tag removed">before</span><pre class="mono">${before}</pre></div>
         <div><span class="tag added">after</span><pre class="mono">${after}</pre></div>
       </div>
       <div class="counts">${counts}</div>`;
+  }
+
+  // ---- the match's pattern among the others the trace captured from its file (toggled by its file:line)
+  renderPatternTable() {
+    const el = this.el.match.querySelector(".pattern-table"), pat = this.data?.cur.match?.pattern;
+    if (!el || !pat) return;
+    if (!this.patternOpen) { el.hidden = true; return; }
+    showPatternTable(el, this.p.run, pat.file, pat.line);
   }
 
   // ---- the camera in the URL: written once a move settles (a drag would otherwise write every frame)
@@ -277,6 +297,8 @@ export class RewritesView {
 
   renderNode(id) {
     const d = this.data, u = id === null ? null : d.index.byId.get(id);
+    const own = u && d.schedule ? this.sched.nodePanel(u) : null;  // a kernel box or a buffer of a schedule
+    if (own) { this.el.node.innerHTML = own; return; }
     if (!u) {
       this.el.node.innerHTML = id === null ? `<p class="muted">Click a node for its fields, sources and users.</p>` : `<p class="muted">Node #${id} is not in this step's graph.</p>`;
       return;
@@ -304,6 +326,7 @@ export class RewritesView {
 
   /** Opens a CALL node's body; false (nothing done) for other nodes. */
   openCall(id) {
+    if (this.data?.schedule && this.sched.toggle(id)) return true;  // a schedule's kernel box opens in place
     const u = this.data?.index.byId.get(id), to = u?.op === "CALL" ? this.model()?.callBody(u.src?.[0]) : null;
     if (!to) return false;
     this.app.nav({ ctx: to.ctx, rw: to.rw, step: 0, node: null }, { push: true });
@@ -322,7 +345,8 @@ export class RewritesView {
     const q = this.el.search.value;
     const d = this.data;
     const drawn = d ? new Set(d.view.nodes.map((u) => u.id)) : new Set();
-    this.hits = d && q.trim() ? searchNodes(d.union, q).filter((id) => drawn.has(id) || d.view.hubs.has(id)) : [];
+    const labels = d ? new Map(d.view.nodes.map((u) => [u.id, u.lines])) : null;  // what is drawn inline is found too
+    this.hits = d && q.trim() ? searchNodes(d.union, q, 500, labels).filter((id) => drawn.has(id) || d.view.hubs.has(id)) : [];
     if (jump && this.hits.length) {
       this.hitAt = (this.hitAt + 1) % this.hits.length;
       const id = this.hits[this.hitAt];
@@ -355,10 +379,11 @@ export class RewritesView {
   }
 
   // ---- user actions
-  pick(ctx, rw) {
+  pick(ctx, rw, replaceOnly = false) {
     if (rw === undefined) {
-      const c = this.model()?.contexts.get(ctx), r = c && defaultRewrite(c);
-      this.app.nav({ ctx, rw: r?.id ?? null, step: r ? 0 : null, node: null }, { push: true });
+      // a schedule opens on its kernels; another context on its first rewrite with matches
+      const c = this.model()?.contexts.get(ctx), r = c && !c.n_items ? defaultRewrite(c) : null;
+      this.app.nav({ ctx, rw: r?.id ?? null, step: r ? 0 : null, node: null }, { push: !replaceOnly, replaceOnly });
     } else this.app.nav({ ctx, rw, step: 0, node: null }, { push: true });
   }
 
@@ -418,6 +443,9 @@ export class RewritesView {
       if (a) { e.preventDefault(); this.select(Number(a.dataset.node), true); return; }
       const oc = e.target.closest("[data-open-call]");
       if (oc) { this.openCall(Number(oc.dataset.openCall)); return; }
+      if (this.sched.onClick(e)) return;
+      const pl = e.target.closest("[data-pattern-file]");
+      if (pl) { e.preventDefault(); this.patternOpen = !this.patternOpen; this.renderPatternTable(); return; }
       const b = e.target.closest("[data-trace-users]");
       if (b) this.traceUsers(Number(b.dataset.traceUsers), b.nextElementSibling);
     });
