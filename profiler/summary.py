@@ -4,9 +4,10 @@ Kernel spans are those with a category naming kernels ("kernel" in ours; PyTorch
 without any (a CPU-only PyTorch trace) is summarised over all its spans, and the table says so.
 """
 from __future__ import annotations
-import os, sys
+import json, os, sys
 from dataclasses import dataclass, field
-from profiler.events import Event, Kernel, Span
+from typing import Any
+from profiler.events import Counter, Event, Flow, Kernel, Marker, Span
 
 @dataclass
 class Row:
@@ -34,11 +35,14 @@ class Summary:
   kernels: list[Row]
   devices: list[DeviceTotal]
   all_spans: bool     # True when the trace had no kernel spans and every span was counted instead
+  duration_ns: int = 0  # from the trace's first timestamp to its last (spans, counters, markers, flows)
 
 def is_kernel_cat(cat: str) -> bool: return "kernel" in cat.lower()
 
-def _device(span: Span, kernel: Kernel | None) -> str:
-  return kernel.device if kernel is not None else span.track.split("/")[0]
+def _device(span: Span, kernel: Kernel | None, processes: dict[str, str] | None = None) -> str:
+  if kernel is not None: return kernel.device
+  # a Chrome thread's process, as its reader named it: the name may hold '/' itself (JAX's "/host:CPU")
+  return p if processes and (p := processes.get(span.track)) is not None else span.track.split("/")[0]
 
 def _work(span: Span, kernel: Kernel | None) -> tuple[int, int]:
   if kernel is not None: return kernel.flops, kernel.bytes
@@ -70,7 +74,8 @@ def self_times(spans: list[tuple[str, int, int]]) -> list[int]:
       stack.append(i)
   return [max(0, t) for t in out]
 
-def summarize(events: list[Event]) -> Summary:
+def summarize(events: list[Event], processes: dict[str, str] | None = None) -> Summary:
+  """processes: a Chrome trace's thread track -> process name (Trace.meta["processes"]), the device of its spans."""
   kernels = {e.id: e for e in events if isinstance(e, Kernel)}
   spans = [e for e in events if isinstance(e, Span)]
   selfs = dict(zip(map(id, spans), self_times([(s.track, s.start_ns, s.end_ns) for s in spans])))
@@ -82,7 +87,7 @@ def summarize(events: list[Event]) -> Summary:
   intervals: dict[str, list[tuple[int, int]]] = {}
   for s in picked:
     k = kernels.get(s.args.get("kernel")) if isinstance(s.args.get("kernel"), int) else None
-    dev, (flops, nbytes), dur = _device(s, k), _work(s, k), max(0, s.end_ns - s.start_ns)
+    dev, (flops, nbytes), dur = _device(s, k, processes), _work(s, k), max(0, s.end_ns - s.start_ns)
     for r in (rows.setdefault((s.name, dev), Row(s.name, dev)), devices.setdefault(dev, DeviceTotal("", dev))):
       r.count, r.total_ns, r.flops, r.bytes = r.count + 1, r.total_ns + dur, r.flops + flops, r.bytes + nbytes
       r.self_ns += selfs[id(s)]
@@ -90,10 +95,33 @@ def summarize(events: list[Event]) -> Summary:
   if not all_spans:
     for s in spans:
       if not is_kernel_cat(s.cat):
-        d = devices.setdefault(_device(s, None), DeviceTotal("", _device(s, None)))
+        dev = _device(s, None, processes)
+        d = devices.setdefault(dev, DeviceTotal("", dev))
         d.other_ns[s.cat or "other"] = d.other_ns.get(s.cat or "other", 0) + max(0, s.end_ns - s.start_ns)
   for dev, d in devices.items(): d.busy_ns = _busy(intervals.get(dev, []))
-  return Summary(sorted(rows.values(), key=lambda r: -r.total_ns), sorted(devices.values(), key=lambda d: -d.total_ns), all_spans)
+  return Summary(sorted(rows.values(), key=lambda r: -r.total_ns), sorted(devices.values(), key=lambda d: -d.total_ns), all_spans,
+                 _duration(events))
+
+def _duration(events: list[Event]) -> int:
+  lo, hi = None, None
+  for e in events:
+    if isinstance(e, Span): a, b = e.start_ns, max(e.start_ns, e.end_ns)
+    elif isinstance(e, (Counter, Marker, Flow)): a = b = e.ts_ns
+    else: continue
+    if lo is None or a < lo: lo = a
+    if hi is None or b > hi: hi = b
+  return 0 if lo is None or hi is None else hi - lo
+
+def _row_json(r: Row) -> dict[str, Any]:
+  return {"name": r.name, "device": r.device, "count": r.count, "total_ns": r.total_ns, "self_ns": r.self_ns, "mean_ns": r.mean_ns,
+          "flops": r.flops, "bytes": r.bytes, "gflops": r.gflops, "gbs": r.gbs}
+
+def summary_json(s: Summary) -> dict[str, Any]:
+  """The summary as JSON (`tinyviz summary --json`): every row, not only the top ones; times in ns."""
+  return {"duration_ns": s.duration_ns, "all_spans": s.all_spans,
+          "what": "all spans (no kernel spans in this trace)" if s.all_spans else "kernel spans",
+          "rows": [_row_json(r) for r in s.kernels],
+          "devices": [{**_row_json(d), "busy_ns": d.busy_ns, "other_ns": dict(d.other_ns)} for d in s.devices]}
 
 # *** the terminal table ***
 
@@ -125,12 +153,14 @@ def format_summary(s: Summary, top: int = 30) -> str:
   return "\n".join(out)
 
 def main(argv: list[str]) -> int:
-  """`summary FILE` (or tinygrad's rewrites.pkl and profile.pkl of one run): prints the table, and the reader's
-  warnings on stderr."""
+  """`summary FILE [--json]` (or tinygrad's rewrites.pkl and profile.pkl of one run): prints the table (or JSON), and
+  the reader's warnings on stderr."""
   from profiler.load import load_group
   from profiler.tracefile import TraceError
-  if len(argv) not in (1, 2):
-    print("usage: tinyviz summary FILE [FILE2]", file=sys.stderr)
+  as_json = "--json" in argv
+  argv = [a for a in argv if a != "--json"]
+  if len(argv) not in (1, 2) or any(a.startswith("--") for a in argv):
+    print("usage: tinyviz summary FILE [FILE2] [--json]", file=sys.stderr)
     return 2
   name = " + ".join(argv)
   try: trace = load_group(argv)
@@ -138,7 +168,8 @@ def main(argv: list[str]) -> int:
     print(f"tinyviz: {name}: {e}", file=sys.stderr)
     return 1
   for w in trace.warnings: print(f"warning: {name}: {w}", file=sys.stderr)
-  try: print(format_summary(summarize(trace.events)), flush=True)
+  s = summarize(trace.events, trace.meta.get("processes"))
+  try: print(json.dumps(summary_json(s), indent=1) if as_json else format_summary(s), flush=True)
   except BrokenPipeError:  # `tinyviz summary f | head`: the reader left, that is fine
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
   return 0

@@ -70,3 +70,41 @@ def test_nested_spans_have_self_time():
   by = {r.name: r for r in s.kernels}
   assert (by["step"].total_ns, by["step"].self_ns) == (150, 80)
   assert (by["aten::mm"].total_ns, by["aten::mm"].self_ns) == (60, 60)
+
+JAX = os.path.join(ROOT, "tests", "fixtures", "jax_trace.json")
+
+def test_summary_json_per_name_and_device(capsys):
+  import json
+  assert cli_main(["summary", JAX, "--json"]) == 0
+  d = json.loads(capsys.readouterr().out)
+  assert d["duration_ns"] == 2_700_000 and d["all_spans"]  # 1000 µs .. 3700 µs in the fixture
+  by = {(r["name"], r["device"]): r for r in d["rows"]}
+  pjit = by[("PjitFunction(step)", "/host:CPU")]  # four steps of 300 µs, each holding a 200 µs ExecuteHelper
+  assert (pjit["count"], pjit["total_ns"], pjit["self_ns"]) == (4, 1_200_000, 400_000)
+  dot = by[("dot.3", "/device:GPU:0")]  # on two device threads, four steps each
+  assert (dot["count"], dot["total_ns"], dot["self_ns"]) == (8, 720_000, 720_000)
+  assert sum(r["self_ns"] for r in d["rows"]) <= sum(r["total_ns"] for r in d["rows"])
+  assert cli_main(["summary", JAX, "--jsn"]) == 2
+
+def test_pytorch_self_times_per_thread_fit_in_its_busy_time(tmp_path):
+  """A trace recorded now with the installed torch profiler: per thread, self times sum to at most the time the thread
+  was busy (the union of its spans), while plain durations, nested, sum to more."""
+  import torch  # installed with the test extras: a missing torch fails here, it does not skip
+  from torch.profiler import profile, ProfilerActivity, record_function
+  from profiler.summary import self_times, _busy
+  model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+  with profile(activities=[ProfilerActivity.CPU]) as prof:
+    for i in range(2):
+      with record_function(f"step_{i}"): model(torch.randn(4, 8)).sum().backward()
+  path = str(tmp_path / "torch.json")
+  prof.export_chrome_trace(path)
+  spans = [e for e in load(path).events if isinstance(e, Span)]
+  selfs = self_times([(s.track, s.start_ns, s.end_ns) for s in spans])
+  by_thread: dict[str, list[int]] = {}
+  for i, s in enumerate(spans): by_thread.setdefault(s.track, []).append(i)
+  nested = False
+  for track, idx in by_thread.items():
+    busy = _busy([(spans[i].start_ns, spans[i].end_ns) for i in idx])
+    assert sum(selfs[i] for i in idx) <= busy, track
+    nested |= sum(spans[i].end_ns - spans[i].start_ns for i in idx) > busy
+  assert nested, "the trace has nested spans (else the test shows nothing)"

@@ -109,7 +109,7 @@ def status(args: list[str]) -> int:
 COMMANDS: dict[str, Callable[[list[str]], int]] = {"summary": summary, "compare": compare, "merge": merge, "export": export, "serve": serve_cmd, "stop": stop,
                                                    "status": status}
 USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser] [--merge | --compare]   serve saved traces in the browser
-       tinyviz summary FILE [FILE2]                             top kernels and totals per device
+       tinyviz summary FILE [FILE2] [--json]                    top kernels and totals per device (--json: every row, self times, duration)
        tinyviz compare A B [--json]                             two runs kernel by kernel: count, total, mean, self, B - A
        tinyviz merge A B ... -o OUT                             several processes' traces as one run on one clock
        tinyviz export FILE [FILE2] --chrome OUT.json[.gz]       the timeline for Perfetto / chrome://tracing

@@ -38,7 +38,7 @@ export function spanDetails(box, s, extra, on) {
     ["track", s.track.name + (s.track.kind === "device" ? "" : `  (${s.track.kind})`)],
     ["device", extra.device ?? "-"],
     // as recorded (the server's answer: PyTorch's "cpu_op"); the chunk's code names only our own categories
-    ["category", extra.cat ?? (s.cat === CATS.length - 1 ? "…" : CATS[s.cat] ?? String(s.cat))],
+    ["category", extra.cat != null ? extra.cat || "-" : s.cat === CATS.length - 1 ? "…" : CATS[s.cat] ?? String(s.cat)],
     ["start", rel(s.start)],
     ["duration", formatDuration(s.dur)],
     ["self", formatDuration(s.self)],
