@@ -149,7 +149,16 @@ class RunStore:
             "the script's own trace file is its record", file=sys.stderr)
       hub.runs_changed()
 
-RUN_PATH = re.compile(r"^/api/runs/(\d{1,11})(?:/|$)")
+RUN_PATH = re.compile(r"^/api/runs/([0-9]{1,11})(?:/|$)")
+LONG_NUMBER = re.compile(r"(?:^|/)-?[0-9]{19,}(?:/|$)")
+
+def _odd_path(path: str) -> str | None:
+  """Why no run, id or file of this server can have this path (else None): a name longer than a file name can be (the
+  OS refuses to even look it up), a number longer than any id (past 4,300 digits int() itself refuses)."""
+  if len(path) > 4000 or any(len(p.encode("utf-8", "surrogatepass")) > 255 for p in path.split("/")):
+    return f"no such path: {path[:60]!r}... is longer than any file or id here"
+  if LONG_NUMBER.search(path): return f"no such path: {path[:60]!r}... holds a number longer than any id here"
+  return None
 
 class RunLoader:
   """In front of the app: a request about a run that was let go waits for it to be read again (a 404 saying why if
@@ -162,6 +171,9 @@ class RunLoader:
     if self._ticker is None and scope["type"] in ("http", "websocket"):
       self._ticker = asyncio.get_running_loop().create_task(self._tick())
     if scope["type"] == "http":
+      if (why := _odd_path(scope["path"])) is not None:
+        from starlette.responses import JSONResponse
+        return await JSONResponse({"error": why}, status_code=404)(scope, receive, send)
       ids = []
       if m := RUN_PATH.match(scope["path"]): ids.append(int(m.group(1)))
       elif scope["path"] == "/api/compare":
