@@ -27,11 +27,11 @@ def arg_repr(x: Any) -> str:
 
 class _OpenRewrite:
   __slots__ = ("id", "ctx", "name", "loc", "input", "matches", "match_ns", "start_ns", "own_ctx")
-  def __init__(self, id: int, ctx: int, name: str, loc: tuple[str, int], input: int, own_ctx: bool):
+  def __init__(self, id: int, ctx: int, name: str, loc: tuple[str, int], input: int, own_ctx: bool, start_ns: int | None = None):
     self.id, self.ctx, self.name, self.loc, self.input, self.own_ctx = id, ctx, name, loc, input, own_ctx
     self.matches: list[tuple[int | None, int, int]] = []
     self.match_ns: list[int] = []  # per match, how long its rewrite took
-    self.start_ns = time.perf_counter_ns()
+    self.start_ns = time.perf_counter_ns() if start_ns is None else start_ns
 
 class Recorder:
   """A Tracer (see tinygrad/tracing.py). mode "viz" records rewrites and the timeline, "profile" the timeline only.
@@ -79,13 +79,13 @@ class Recorder:
     if ctx_id in stack: del stack[stack.index(ctx_id):]  # an unbalanced inner begin must not leave us nested forever
     self._q.append(ContextEnd(ctx_id, time.perf_counter_ns()))
 
-  def rewrite_begin(self, name: str, loc: tuple[str, int], sink: Any) -> None:
+  def rewrite_begin(self, name: str, loc: tuple[str, int], sink: Any, start_ns: int | None = None) -> None:
     if not self.capture_rewrites: return
     stack = self._ctx_stack()
     # a graph_rewrite outside any context gets its own "user" context, so every rewrite belongs to one
     own = not stack
     ctx = self.context_begin("user", name, loc) if own else stack[-1]
-    self._tls.rw.append(_OpenRewrite(next(self._rw_n), ctx, name, _loc(loc), self._uop(sink), own))
+    self._tls.rw.append(_OpenRewrite(next(self._rw_n), ctx, name, _loc(loc), self._uop(sink), own, start_ns))
 
   def rewrite_match(self, pat: Any, before: Any, after: Any, ns: int = 0) -> None:
     try: rw = self._tls.rw[-1]
@@ -100,12 +100,12 @@ class Recorder:
     rw.matches.append((p, b, a))
     rw.match_ns.append(ns)
 
-  def rewrite_end(self, sink: Any) -> None:
+  def rewrite_end(self, sink: Any, end_ns: int | None = None) -> None:
     try: rw = self._tls.rw.pop()
     except (AttributeError, IndexError): return
     out = self._uop(sink)
     self._q.append(Rewrite(rw.id, rw.ctx, rw.name, rw.loc, rw.input, rw.matches, out, rw.start_ns,
-                           time.perf_counter_ns() - rw.start_ns, rw.match_ns))
+                           (time.perf_counter_ns() if end_ns is None else end_ns) - rw.start_ns, rw.match_ns))
     if rw.own_ctx: self.context_end(rw.ctx)
     # the UOps interned stay alive to the end (their ids must not be reused): every 32 rewrites, move everything alive
     # out of the garbage collector's way, or its collections walk them again and again (a third of what recording

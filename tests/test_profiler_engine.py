@@ -14,14 +14,14 @@ class Capturing(Recorder):
   def __init__(self, *a, **kw):
     super().__init__(*a, **kw)
     self.seen: list[tuple] = []
-  def rewrite_begin(self, name, loc, sink):
-    super().rewrite_begin(name, loc, sink)
+  def rewrite_begin(self, name, loc, sink, start_ns=None):
+    super().rewrite_begin(name, loc, sink, start_ns)
     self.seen.append(("begin", sink))
   def rewrite_match(self, pat, before, after, ns=0):
     super().rewrite_match(pat, before, after, ns)
     self.seen.append(("match", pat, before, after))
-  def rewrite_end(self, sink):
-    super().rewrite_end(sink)
+  def rewrite_end(self, sink, end_ns=None):
+    super().rewrite_end(sink, end_ns)
     self.seen.append(("end", sink))
 
 def capture(fn) -> tuple[Capturing, list]:

@@ -48,6 +48,15 @@ def test_every_kernel_rewrite_starts_where_the_last_one_ended(events):
   for c in kernels:  # and the rewrites of a kernel end in the graph its program was made from: more than one step
     assert len(by_ctx[c.id]) >= 2, c.name
 
+def test_every_match_has_its_time(events):
+  # the match panel shows how long each match's rewrite took: within its rewrite's span, also for an optimizer plan's
+  # rewrites, which are handed to the trace after the plan won (with the times they ran, not the hand-over's)
+  rws = [r for r in events if isinstance(r, Rewrite)]
+  assert all(len(r.match_ns) == len(r.matches) and all(ns >= 0 for ns in r.match_ns) for r in rws)
+  assert sum(ns > 0 for r in rws for ns in r.match_ns) > len(rws)
+  over = [(r.name, sum(r.match_ns), r.dur_ns) for r in rws if sum(r.match_ns) > r.dur_ns]
+  assert over == [], over[:5]
+
 def test_every_match_names_its_pattern(events):
   pats = {e.id: e for e in events if isinstance(e, PatternDef)}
   ctxs = {e.id: e for e in events if isinstance(e, ContextBegin)}

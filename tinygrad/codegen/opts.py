@@ -1,7 +1,7 @@
 """Kernel optimizations, decided from the lowered kernel: each candidate plan (scalar upcasting, vector lanes along an
 output dim, a pair of dims or the reduction) is built and the cheapest by the cost model wins (see docs/engine.md)."""
 from __future__ import annotations
-import functools
+import functools, time
 from typing import Callable
 from tinygrad import tracing
 from tinygrad.dtype import dtypes
@@ -127,9 +127,9 @@ class _RewriteLog:
   """Stands in for the tracer while a plan is tried: keeps the plan's rewrites, to hand to the tracer if it wins."""
   capture_rewrites = True
   def __init__(self): self.calls: list[tuple[str, tuple]] = []
-  def rewrite_begin(self, *a) -> None: self.calls.append(("rewrite_begin", a))
+  def rewrite_begin(self, *a) -> None: self.calls.append(("rewrite_begin", a + (time.perf_counter_ns(),)))  # the times it really ran
   def rewrite_match(self, *a) -> None: self.calls.append(("rewrite_match", a))
-  def rewrite_end(self, *a) -> None: self.calls.append(("rewrite_end", a))
+  def rewrite_end(self, *a) -> None: self.calls.append(("rewrite_end", a + (time.perf_counter_ns(),)))
   def replay(self, t) -> None:
     for fn, a in self.calls: getattr(t, fn)(*a)
 
