@@ -206,3 +206,12 @@ _queues: dict[str, HostQueue] = {}
 def host_queue(name: str) -> HostQueue:
   if (q := _queues.get(name)) is None: q = _queues[name] = HostQueue(name)
   return q
+
+def is_dtype_supported(dtype: DType, device: str | tuple[str, ...] | None = None) -> bool:
+  """Can tensors of dtype live and compute on device (default: Device.DEFAULT; a tuple: on all of them)? Every device here
+  (CPU, PYTHON, CUDA) has every dtype this engine defines (bool, ints up to 64 bits, float16/32/64); a vector dtype or void
+  is not a tensor dtype. A device name this engine does not have is an error, not False."""
+  from tinygrad.dtype import dtypes
+  devs = Device.canonicalize(device)
+  for d in devs if isinstance(devs, tuple) else (devs,): Device._cls(d)  # the device kind exists (CUDA needs no GPU to answer)
+  return isinstance(dtype, DType) and dtype.count == 1 and dtype in dtypes.all

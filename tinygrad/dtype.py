@@ -2,6 +2,7 @@
 from __future__ import annotations
 from dataclasses import dataclass
 import math, functools
+from typing import Callable
 
 @dataclass(frozen=True, eq=True)
 class DType:
@@ -114,3 +115,55 @@ def least_upper_dtype(*ds: DType) -> DType:
   return min(common)
 
 def least_upper_float(dt: DType) -> DType: return dt if dtypes.is_float(dt) else least_upper_dtype(dt, dtypes.default_float)
+
+# tinygrad's dtype tables and converters, as its tests and scripts import them from tinygrad.dtype
+DTYPES_DICT: dict[str, DType] = {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "void"))}
+INVERSE_DTYPES_DICT: dict[str, str] = {**{v.cname: k for k, v in DTYPES_DICT.items() if k == v.name}, "void": "void"}
+def _fields() -> dict[str, DType]: return DTYPES_DICT
+dtypes.fields = staticmethod(_fields)  # type: ignore[attr-defined]
+
+def _to_np_dtype(dt: DType | None) -> type | None:
+  """The numpy scalar type holding dt's values (np.float32 for dtypes.float32); None for None."""
+  import numpy as np
+  return None if dt is None else np.dtype(dtypes.to_np_name(dt)).type
+def _from_np_dtype(npdtype) -> DType:
+  import numpy as np
+  return dtypes.from_np(np.dtype(npdtype))
+def _to_torch_dtype(dt: DType):
+  import torch
+  return {dtypes.bool: torch.bool, dtypes.int8: torch.int8, dtypes.uint8: torch.uint8, dtypes.int16: torch.int16, dtypes.uint16: torch.uint16,
+          dtypes.int32: torch.int32, dtypes.uint32: torch.uint32, dtypes.int64: torch.int64, dtypes.uint64: torch.uint64,
+          dtypes.float16: torch.float16, dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
+def _from_torch_dtype(tdt) -> DType:
+  return next(dt for dt in dtypes.all if _to_torch_dtype(dt) == tdt)
+
+def sum_acc_dtype(dt: DType) -> DType:
+  """What sum() accumulates dt in: unsigned ints in at least uint32, ints and bools in at least int32, floats as they are
+  (at least float32)."""
+  if dtypes.is_unsigned(dt): return least_upper_dtype(dt, dtypes.uint32)
+  if dtypes.is_int(dt) or dt == dtypes.bool: return least_upper_dtype(dt, dtypes.int32)
+  return least_upper_dtype(dt, dtypes.float32)
+
+def can_lossless_cast(dt0: DType, dt1: DType) -> bool:
+  """Does every value of dt0 survive a cast to dt1?"""
+  if dt0 == dt1 or dt0 == dtypes.bool: return True
+  if dt1 == dtypes.bool: return False
+  if dtypes.is_float(dt1):
+    if dtypes.is_float(dt0): return dt1.itemsize >= dt0.itemsize
+    mantissa = {2: 11, 4: 24, 8: 53}[dt1.itemsize]  # an int fits if all its bits fit the mantissa
+    return 8 * dt0.itemsize - (0 if dtypes.is_unsigned(dt0) else 1) <= mantissa
+  if dtypes.is_float(dt0): return False
+  if dtypes.is_unsigned(dt1): return dtypes.is_unsigned(dt0) and dt1.itemsize >= dt0.itemsize
+  return dt1.itemsize > dt0.itemsize or (dt1.itemsize == dt0.itemsize and not dtypes.is_unsigned(dt0))
+
+def _c_truncate(ctype):
+  return lambda x: ctype(x).value
+def _fp16_truncate(x: float) -> float:
+  import struct
+  try: return struct.unpack("e", struct.pack("e", x))[0]
+  except OverflowError: return math.copysign(math.inf, x)
+# a Python value as dt would hold it: ints wrap, floats round to dt's precision (what a cast on the device gives)
+import ctypes as _ct  # noqa: E402
+truncate: dict[DType, Callable] = {dtypes.bool: bool, dtypes.float16: _fp16_truncate, dtypes.float32: _c_truncate(_ct.c_float),
+  dtypes.float64: _c_truncate(_ct.c_double), **{getattr(dtypes, n): _c_truncate(getattr(_ct, f"c_{n}")) for n in
+  ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}}

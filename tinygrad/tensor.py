@@ -3,6 +3,7 @@ from __future__ import annotations
 import functools, math, pathlib, struct, sys, weakref, itertools
 from typing import Any, Sequence
 from tinygrad.dtype import DType, DTypeError, dtypes, to_dtype, least_upper_dtype, least_upper_float
+from tinygrad.dtype import _to_np_dtype  # noqa: F401  (tinygrad's tests import it from tinygrad.tensor)
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad import tracing

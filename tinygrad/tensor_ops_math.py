@@ -106,3 +106,19 @@ class MathOps:
     w, a = self._float()._cum_window(a, -math.inf)  # (..., i, j): x[j] for j <= i, -inf after
     m = w.max(-1, keepdim=True).detach()
     return ((w - m).exp().sum(-1, keepdim=True).log() + m).squeeze(-1).transpose(a, -1)
+
+  # ----- matrix functions
+  def newton_schulz(self: Tensor, steps: int, params: tuple[float, ...], eps: float = 1.0e-7) -> Tensor:
+    """An approximately orthogonal matrix with self's singular vectors (Muon's update): self scaled to norm 1, then
+    `steps` times X <- p0*X + p1*(XX^T)X + p2*(XX^T)^2 X + ... for params (p0, p1, ...), over the last two dims."""
+    if self.ndim < 2: raise ValueError(f"newton_schulz needs a matrix (two or more dims), got shape {self.shape}")
+    if self.shape[-2] > self.shape[-1]: return self.transpose(-2, -1).newton_schulz(steps, params, eps).transpose(-2, -1)
+    x = self / (self.square().sum(axis=(-2, -1), keepdim=True).sqrt() + eps)
+    for _ in range(steps):
+      gram, term = x @ x.transpose(-2, -1), x
+      acc = params[0] * x
+      for p in params[1:]:
+        term = gram @ term
+        acc = acc + p * term
+      x = acc
+    return x

@@ -5,7 +5,7 @@ more CPU devices (a multi-device tensor's) run side by side, each device on its 
 from __future__ import annotations
 import ctypes, functools, itertools, os, threading, weakref
 from typing import Any
-from tinygrad.helpers import DEBUG, GlobalCounters, perf_ns
+from tinygrad.helpers import DEBUG, NOOPT, GlobalCounters, perf_ns
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts
@@ -15,6 +15,7 @@ from tinygrad.device import Device, Buffer, buffers, HostQueue, host_queue
 from tinygrad import tracing
 
 _programs: dict[tuple[str, UOp], Program] = {}
+_programs_noopt: dict[tuple[str, UOp], Program] = {}  # built under NOOPT=1 (Context(NOOPT=1)): kernels as lowered
 _names: dict[str, list[UOp]] = {}
 
 def kernel_name(ast: UOp) -> str:
@@ -37,8 +38,8 @@ def device_kind(device: str) -> str: return device.partition(":")[0]
 def get_program(ast: UOp, device: str) -> Program:
   """Lower, linearize and render a kernel (cached: the same kernel on the same kind of device is one program)."""
   kind = device_kind(device)
-  key = (kind, ast)
-  if (p := _programs.get(key)) is not None: return p
+  key, progs = (kind, ast), _programs_noopt if NOOPT else _programs  # NOOPT=1 does not reuse an optimized program
+  if (p := progs.get(key)) is not None: return p
   name = _unique_name(kernel_name(ast), ast)
   st = perf_ns()
   renderer = Device.renderer(device)  # the device itself opens only to compile: CUDA source renders without a GPU
@@ -62,7 +63,7 @@ def get_program(ast: UOp, device: str) -> Program:
     p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops, tried)  # type: ignore[attr-defined]
     t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
   if DEBUG >= 4: print(p.src)
-  _programs[key] = p
+  progs[key] = p
   return p
 
 def _uop_line(u: UOp) -> str: return f"{u.op.name:<12} {str(u.dtype.name):<6} {'' if u.arg is None else repr(u.arg)}"

@@ -3,6 +3,12 @@ assign into the parameter's own buffer, so a TinyJit replay keeps training the s
 from __future__ import annotations
 from tinygrad.tensor import Tensor
 from tinygrad.helpers import dedup
+from tinygrad.dtype import dtypes, least_upper_dtype
+
+def _like(x: Tensor, p: Tensor) -> Tensor:
+  """x on p's device(s): optimizer state may live elsewhere (moved to the CPU to save device memory, as tinygrad allows)."""
+  if x.device == p.device: return x
+  return x.shard_like(p) if isinstance(p.device, tuple) else x.to(p.device)
 
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
@@ -15,12 +21,14 @@ class Optimizer:
     # every kernel of the first step that reads the weight, and compiled for that one step (a small GPT's first run:
     # 26 s -> 14.5 s, a third fewer kernels to optimize and compile)
     Tensor.realize_all(self.params + self.buffers)
-    self.lr = Tensor([lr], requires_grad=False, device=self.params[0].device).contiguous().realize()
+    # the learning rate and the optimizer's state are kept in at least float32 (tinygrad: a half model's update would overflow)
+    self.lr = Tensor([lr], requires_grad=False, device=self.params[0].device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous().realize()
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
   def step(self) -> None: Tensor.realize_all(self.schedule_step())
   def schedule_step(self) -> list[Tensor]:
-    """Assign the updates lazily and return what must be realized (tinygrad: loss.realize(*opt.schedule_step()))."""
+    """Assign the updates lazily and return what must be realized (tinygrad: loss.realize(*opt.schedule_step())).
+    Unlike tinygrad 0.14 a step does not require training mode (TRAINING=1): see docs/engine.md."""
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"a parameter of shape {p.shape} has no gradient: call loss.backward() before step()")
     return self._step() + self.params + self.buffers
@@ -38,12 +46,17 @@ class OptimizerGroup(Optimizer):
 
 class LARS(Optimizer):
   """SGD with a per-parameter trust ratio tcoef * |w| / (|g| + wd * |w|) (layer-wise adaptive rate scaling).
-  classic=True applies the learning rate before momentum, otherwise after (as torch's SGD does)."""
-  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.9, weight_decay: float = 1e-4, nesterov: bool = False,
-               classic: bool = True, tcoef: float = 0.001):
+  classic=True applies the learning rate before momentum, otherwise after (as torch's SGD does). ns_coefficients: the
+  update is orthogonalized by ns_steps Newton-Schulz steps (Muon). pre_wd: weight decay joins the gradient before
+  momentum; otherwise it is applied after, decoupled (lr * wd * w, as Muon and torch's Muon do). Arguments in tinygrad's order."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.9, weight_decay: float = 1e-4, ns_steps: int = 0,
+               ns_coefficients: tuple[float, ...] | None = None, nesterov: bool = False, classic: bool = True, pre_wd: bool = True,
+               tcoef: float = 0.001):
+    if momentum < 0: raise ValueError(f"momentum must be >= 0, got {momentum}")
     super().__init__(params, lr)
     self.momentum, self.wd, self.nesterov, self.classic, self.tcoef = momentum, weight_decay, nesterov, classic, tcoef
-    self.b = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
+    self.ns_steps, self.ns_coefficients, self.pre_wd = ns_steps, ns_coefficients, pre_wd
+    self.b = [Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
       g = p.grad.detach()  # type: ignore[union-attr]
@@ -51,19 +64,31 @@ class LARS(Optimizer):
         r1, r2 = p.detach().square().sum().sqrt(), g.square().sum().sqrt()
         r: Tensor | float = (r1 > 0).where((r2 > 0).where(self.tcoef * r1 / (r2 + self.wd * r1), 1.0), 1.0)
       else: r = 1.0
-      g = g + self.wd * p.detach()
+      # without momentum the in-place update would read the lazy gradient, which reads the other parameters: two updates
+      # each reading the other's old value can't be ordered (x's needs W before W's assign, W's needs x before x's), so
+      # the gradient gets its own buffer first (with momentum, the momentum buffer is that buffer)
+      if not self.momentum: g = g.contiguous()
+      if self.pre_wd and self.wd: g = g + self.wd * p.detach()
       if self.classic: g = g * r * self.lr
       if self.momentum:
-        self.b[i].assign(self.momentum * self.b[i] + g)
+        self.b[i].assign((self.momentum * self.b[i] + g).cast(self.b[i].dtype))
         g = g + self.momentum * self.b[i] if self.nesterov else self.b[i]
+      if self.ns_coefficients: g = g.reshape(g.shape[0], -1).newton_schulz(self.ns_steps, self.ns_coefficients).reshape(g.shape)
       if not self.classic: g = g * r * self.lr
-      p.assign(p.detach() - g)
+      if not self.pre_wd and self.wd: g = g + self.wd * self.lr * p.detach()
+      p.assign((p.detach() - g).cast(p.dtype))
     return self.b
 
 class SGD(LARS):
   """LARS without the trust ratio, the learning rate applied after momentum (torch's SGD)."""
   def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, classic: bool = False):
-    super().__init__(params, lr, momentum, weight_decay, nesterov, classic, tcoef=0.0)
+    super().__init__(params, lr, momentum, weight_decay, nesterov=nesterov, classic=classic, tcoef=0.0)
+
+def Muon(params: list[Tensor], lr: float = 0.001, momentum: float = 0.95, weight_decay: float = 0.1, ns_steps: int = 5,
+         ns_coefficients: tuple[float, ...] = (3.4445, -4.775, 2.0315), nesterov: bool = True) -> LARS:
+  """SGD whose (nesterov) momentum update is orthogonalized by Newton-Schulz steps, with decoupled weight decay
+  (https://kellerjordan.github.io/posts/muon/): tinygrad's Muon, which matches torch.optim.Muon."""
+  return LARS(params, lr, momentum, weight_decay, ns_steps, ns_coefficients, nesterov, classic=False, pre_wd=False, tcoef=0.0)
 
 class LAMB(Optimizer):
   """Adam and AdamW are LAMB without the trust ratio, as in tinygrad."""
@@ -71,23 +96,24 @@ class LAMB(Optimizer):
     super().__init__(params, lr)
     self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
     dev = self.params[0].device
-    self.b1_t, self.b2_t = (Tensor.ones(1, device=dev, requires_grad=False).contiguous().realize() for _ in range(2))
-    self.m = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
-    self.v = [Tensor.zeros(*p.shape, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+    self.b1_t, self.b2_t = (Tensor.ones(1, device=dev, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for _ in range(2))
+    self.m = [Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for p in self.params]
+    self.v = [Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for p in self.params]
   def _step(self) -> list[Tensor]:
     self.b1_t.assign(self.b1_t * self.b1)
     self.b2_t.assign(self.b2_t * self.b2)
     for i, p in enumerate(self.params):
       g = p.grad.detach()  # type: ignore[union-attr]
-      self.m[i].assign(self.b1 * self.m[i] + (1.0 - self.b1) * g)
-      self.v[i].assign(self.b2 * self.v[i] + (1.0 - self.b2) * (g * g))
+      if g.device != self.m[i].device: g = g.contiguous().to(self.m[i].device)
+      self.m[i].assign((self.b1 * self.m[i] + (1.0 - self.b1) * g).cast(self.m[i].dtype))
+      self.v[i].assign((self.b2 * self.v[i] + (1.0 - self.b2) * (g * g)).cast(self.v[i].dtype))
       m_hat = self.m[i] / (1.0 - self.b1_t)
       v_hat = self.v[i] / (1.0 - self.b2_t)
-      up = m_hat / (v_hat.sqrt() + self.eps) + self.wd * p.detach()
+      up = _like(m_hat / (v_hat.sqrt() + self.eps), p) + self.wd * p.detach()
       if not self.adam:
         r1, r2 = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
         up = up * (r1 > 0).where((r2 > 0).where(r1 / r2, 1.0), 1.0)
-      p.assign(p.detach() - self.lr * up)
+      p.assign((p.detach() - self.lr * up).cast(p.dtype))
     return [self.b1_t, self.b2_t] + self.m + self.v
 
 def Adam(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> LAMB:

@@ -153,6 +153,10 @@ class CStyleRenderer:
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
   parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
 
+  def supported_dtypes(self) -> list[DType]:
+    """The dtypes kernels can compute in (tinygrad's tests ask the renderer): every dtype the engine has, on CPU and CUDA."""
+    return list(dtypes.all)
+
   def render(self, p: Program) -> str:
     """p's source; sets p.line_uops. Traced as the kernel context's "render" step."""
     lin = p.lin if p.lin is not None else UOp(Ops.LINEAR, src=tuple(p.uops))

@@ -33,6 +33,9 @@ class Ops(Enum):
   ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto(); MAX = auto(); POW = auto()
   CMPLT = auto(); CMPNE = auto(); CMPEQ = auto(); AND = auto(); OR = auto(); XOR = auto(); SHL = auto(); SHR = auto()
   WHERE = auto(); MULACC = auto()
+  # BIND(DEFINE_VAR, CONST): a variable with its value (var.bind(3)); where an int is taken (a slice bound, a shape) it
+  # stands for that value: tensors here have concrete shapes, so a kernel is built per value (docs/engine.md)
+  BIND = auto()
   def __repr__(self): return f"Ops.{self.name}"
 
 class GroupOp:
@@ -107,6 +110,19 @@ class UOp(metaclass=UOpMetaClass):
   @staticmethod
   def variable(name: str, min_val: int, max_val: int, dtype: DType = dtypes.int32) -> UOp:
     return UOp(Ops.DEFINE_VAR, dtype, (), (name, min_val, max_val))
+  def bind(self, val: int) -> UOp:
+    if self.op is not Ops.DEFINE_VAR: raise TypeError(f"bind: only a variable (Variable / UOp.variable) takes a value, not {self.op}")
+    if not isinstance(val, int) or not self.arg[1] <= val <= self.arg[2]:
+      raise ValueError(f"bind: {val!r} is not an int in {self.arg[0]}'s range [{self.arg[1]}, {self.arg[2]}]")
+    return UOp(Ops.BIND, self.dtype, (self, UOp.const(self.dtype, val)))
+  def unbind(self) -> tuple[UOp, int]:
+    if self.op is not Ops.BIND: raise TypeError(f"unbind: {self.op} is not a bound variable")
+    return self.src[0], self.src[1].arg
+  def __index__(self) -> int:
+    if self.op is Ops.BIND: return self.src[1].arg
+    if self.op is Ops.CONST and isinstance(self.arg, int) and not isinstance(self.arg, bool): return self.arg
+    raise TypeError(f"a {self.op} UOp has no int value (only a bound variable, var.bind(n), or an int const has)")
+  def __int__(self) -> int: return self.__index__()
   def alu(self, op: Ops, *src: UOp) -> UOp:
     out_dtype = dtypes.bool if op in GroupOp.Comparison else (src[-1] if op is Ops.WHERE else self).dtype
     return UOp(op, out_dtype, (self,) + src)
