@@ -169,6 +169,24 @@ def from_json(d: Any) -> Event:
     except SchemaError as e: raise SchemaError(f"{cls.TYPE}.{name}: {e}") from None
   return cls(**kw)
 
+class Checker:
+  """The one check of events read from outside (a trace file's lines, an /ingest frame): the schema (from_json), and
+  that a graph rebuilds from the table: a uop or rewrite names only uops defined before it. One per stream."""
+  def __init__(self) -> None: self.uops: set[int] = set()
+
+  def event(self, obj: Any) -> Event:
+    ev = from_json(obj)
+    uops = self.uops
+    if type(ev) is UOpDef:
+      if ev.id in uops: raise SchemaError(f"uop {ev.id} defined twice")
+      for s in ev.src:
+        if s not in uops: raise SchemaError(f"uop {ev.id} refers to an undefined uop {s}")
+      uops.add(ev.id)
+    elif type(ev) is Rewrite:
+      if ev.input not in uops or ev.output not in uops or any(b not in uops or a not in uops for _, b, a in ev.matches):
+        raise SchemaError(f"rewrite {ev.id} refers to an undefined uop")
+    return ev
+
 # *** checking JSON values against the dataclass annotations, built once per class ***
 
 Check = typing.Callable[[Any], Any]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
 from profiler.safefile import create_private
 from profiler.limits import max_events, max_line, past
-from profiler.events import FORMAT, VERSION, Event, RunEnd, UOpDef, Rewrite, Span, Counter, Marker, Flow, SchemaError, from_json, header
+from profiler.events import FORMAT, VERSION, Event, RunEnd, Span, Counter, Marker, Flow, Checker, SchemaError, header
 
 class TraceError(ValueError):
   """The input is not a trace we can read at all; `offset` (bytes) and `line` say where, when known."""
@@ -71,14 +71,22 @@ class TraceWriter:
   """Writes a new trace file, mode 0600, never through a link; each write() reaches the OS before it returns. An
   existing file at `path` is replaced, unless `exclusive` (a name we made up: then it is refused)."""
   def __init__(self, path: str, exclusive: bool = False):
-    self.path = path
+    self.path, self.size, self.lines = path, 0, 0  # bytes and lines written so far
     self._f: BinaryIO = os.fdopen(create_private(path, exclusive), "wb")
     self.write([header()])
 
-  def write(self, objs: list[dict[str, Any]]) -> None:
-    if not objs: return
-    self._f.write(("\n".join(encode(o) for o in objs) + "\n").encode())
+  def write(self, objs: list[Any], offsets: bool = False) -> list[int]:
+    """Appends a line per object; with `offsets`, returns the byte offset of each (a reader can seek to the line)."""
+    if not objs: return []
+    lines = [encode(o) for o in objs]
+    at, where = self.size, []
+    if offsets:
+      for line in lines: where.append(at); at += len(line) + 1  # encode() writes ASCII: a character is a byte
+    data = ("\n".join(lines) + "\n").encode()
+    self._f.write(data)
     self._f.flush()  # into the page cache: survives SIGKILL of this process (fsync would only add power loss)
+    self.size += len(data); self.lines += len(lines)
+    return where
 
   def close(self) -> None: self._f.close()
 
@@ -140,7 +148,7 @@ class JsonlDecoder:
     self._plen = 0
     self._skip: int | None = None  # bytes dropped so far of a line past the limit
     self._max_line = max_line()
-    self._uops: set[int] = set()
+    self._checker = Checker()
     self._shared = Shared() if share else None
 
   def feed(self, data: bytes, final: bool = False) -> list[Event]:
@@ -183,9 +191,8 @@ class JsonlDecoder:
       if self.version is None: raise TraceError(f"not a {FORMAT} file: {e}", offset, self.line) from None
       return self.warnings.add(f"invalid JSON, line skipped: {e}", offset, self.line)
     if self.version is None: return self._header(obj, offset)
-    try: ev = from_json(obj)
+    try: ev = self._checker.event(obj)
     except SchemaError as e: return self.warnings.add(f"{e}; skipped", offset, self.line)
-    if (problem := self._dangling(ev)) is not None: return self.warnings.add(problem, offset, self.line)
     if isinstance(ev, RunEnd): self.ended = True
     if self._shared is not None: self._shared.event(ev)
     out.append(ev)
@@ -196,17 +203,6 @@ class JsonlDecoder:
     if obj["version"] > VERSION:
       raise TraceError(f"trace format version {obj['version']} is newer than this reader's {VERSION}", offset, self.line)
     self.version = obj["version"]
-
-  def _dangling(self, ev: Event) -> str | None:
-    # a graph must rebuild from the table: refuse references to UOps this file never defined
-    if isinstance(ev, UOpDef):
-      if ev.id in self._uops: return f"uop {ev.id} defined twice; second skipped"
-      if any(s not in self._uops for s in ev.src): return f"uop {ev.id} refers to an undefined uop; skipped"
-      self._uops.add(ev.id)
-    elif isinstance(ev, Rewrite):
-      ids = [ev.input, ev.output] + [u for _, b, a in ev.matches for u in (b, a)]
-      if any(u not in self._uops for u in ids): return f"rewrite {ev.id} refers to an undefined uop; skipped"
-    return None
 
 CHUNK = 1 << 20  # bytes read at a time
 

@@ -14,7 +14,7 @@ function model() {
     { name: "E_4", start: 500, dur: 200, kernel: 1, cat: "kernel" }, { name: "copy 16", start: 800, dur: 10, cat: "copy" }])));
   m.setChunk(2, decodeSpans(encodeSpans([
     { name: "schedule", start: 0, dur: 1000, cat: "schedule" }, { name: "codegen E_4", start: 10, dur: 40, cat: "codegen" }])));
-  m.setKernels([{ id: 1, name: "E_4", device: "CPU", ctx: 3, flops: 1000, mem_bytes: 4000 }, { id: 2, name: "r_8", device: "CPU", ctx: 4, flops: 600, mem_bytes: 300 }]);
+  m.setKernels([{ id: 1, name: "E_4", device: "CPU", ctx: 3, flops: 1000, bytes: 4000 }, { id: 2, name: "r_8", device: "CPU", ctx: 4, flops: 600, bytes: 300 }]);
   return m;
 }
 

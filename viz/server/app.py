@@ -2,15 +2,16 @@
 per endpoint, then the security wrapper every request passes (Host, token, Origin)."""
 from __future__ import annotations
 import contextlib, hmac, json, math, mimetypes, os
-from http.cookies import SimpleCookie
 from importlib import resources
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.exceptions import HTTPException
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from profiler.tracefile import encode
@@ -37,7 +38,6 @@ def routes() -> list[Route | WebSocketRoute]:
     Route("/api/runs/{run:int}/kernels/{kernel:int}/passes", kernel_passes_endpoint),
     WebSocketRoute("/ws", browser_ws),
     WebSocketRoute("/ingest", ingest_ws),
-    Route("/{path:path}", frontend),
   ]
 
 # *** endpoints ***
@@ -145,26 +145,28 @@ PLACEHOLDER = """<!doctype html><meta charset="utf-8"><title>tinyviz</title>
 <body style="font: 14px system-ui; margin: 2em"><h1>tinyviz</h1>
 <p>The server is running, but the frontend (<code>viz/frontend/index.html</code>) is not there yet.</p>
 <p>The API answers: <a href="/api/runs">/api/runs</a>.</p>"""
-TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".html": "text/html",
-         ".json": "application/json", ".svg": "image/svg+xml", ".wasm": "application/wasm"}
+# what FileResponse sends as Content-Type: a module script needs a JavaScript type, whatever the system's tables say
+for _ext, _type in {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".wasm": "application/wasm"}.items():
+  mimetypes.add_type(_type, _ext)
 
 def frontend_root() -> Path:
   """viz/frontend as installed: package data (pip install .) or the checkout."""
   return Path(str(resources.files("viz") / "frontend")).resolve()
 
-async def frontend(request: Request) -> Response:
-  """The frontend's own files and nothing else: no `..`, no hidden files, no link out of the folder."""
-  root: Path = request.app.state.frontend
-  rel = request.path_params["path"] or "index.html"
-  parts = rel.split("/")
-  if any(p in ("", ".", "..") or p.startswith(".") or "\\" in p or "\0" in p for p in parts):
-    raise NotFound(f"no file {rel!r}")
-  path = (root / rel).resolve()
-  if not path.is_relative_to(root) or not path.is_file():
-    if rel == "index.html": return HTMLResponse(PLACEHOLDER)
-    raise NotFound(f"no file {rel!r}")
-  media = TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-  return FileResponse(path, media_type=media, headers={"Cache-Control": "no-cache"})
+class Frontend(StaticFiles):
+  """The frontend's own files and nothing else: starlette's StaticFiles (no `..`, no link out of the folder, ETags),
+  and no hidden file, backslash or NUL in the path. Revalidated on every load (no-cache): an edit shows on reload."""
+  async def get_response(self, path: str, scope: Scope) -> Response:
+    rel = scope["path"].lstrip("/") or "index.html"
+    if any(p in ("", ".", "..") or p.startswith(".") or "\\" in p or "\0" in p for p in rel.split("/")):
+      raise NotFound(f"no file {rel!r}")
+    try: response = await super().get_response(path, scope)
+    except HTTPException as e:
+      if e.status_code != 404: raise
+      if rel == "index.html": return HTMLResponse(PLACEHOLDER)
+      raise NotFound(f"no file {rel!r}") from None
+    response.headers["Cache-Control"] = "no-cache"
+    return response
 
 async def not_found(request: Request, exc: Exception) -> Response:
   return JSONResponse({"error": str(exc)}, status_code=404)
@@ -186,32 +188,24 @@ class Guard:
     if port != str(self.port): return False
     return self.hosts is None or name.lower() in self.hosts
 
-  def token_of(self, scope: Scope) -> str | None:
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-    if t := headers.get("x-tinyviz-token"): return t
-    if t := dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("token"): return t
-    jar: SimpleCookie = SimpleCookie()
-    try: jar.load(headers.get("cookie", ""))
-    except Exception: return None
-    for name in (self.cookie, "tinyviz_token"):
-      if name in jar: return jar[name].value
-    return None
+  def token_of(self, conn: HTTPConnection) -> str | None:
+    cookies = conn.cookies
+    return conn.headers.get("x-tinyviz-token") or conn.query_params.get("token") or cookies.get(self.cookie) or cookies.get("tinyviz_token")
 
   async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] not in ("http", "websocket"): return await self.app(scope, receive, send)
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-    host = headers.get("host")
+    conn = HTTPConnection(scope)
+    host = conn.headers.get("host")
     if not self.host_ok(host):
       return await _deny(scope, receive, send, 421, f"unknown Host {host!r}: this server answers to 127.0.0.1:{self.port}")
-    if scope["type"] == "websocket" and (origin := headers.get("origin")) is not None and origin.lower() != f"http://{host.lower()}":
+    if scope["type"] == "websocket" and (origin := conn.headers.get("origin")) is not None and origin.lower() != f"http://{host.lower()}":
       return await _deny(scope, receive, send, 403, f"websocket Origin {origin!r} is not this server's")
-    token = self.token_of(scope)
+    token = self.token_of(conn)
     if token is None or not hmac.compare_digest(token.encode(), self.token.encode()):
       return await _deny(scope, receive, send, 401, "missing or wrong token: open the URL the server printed")
-    query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and not scope["path"].startswith("/api/") \
-       and any(k == "token" for k, _ in query):
-      rest = urlencode([(k, v) for k, v in query if k != "token"])
+       and "token" in conn.query_params:
+      rest = urlencode([(k, v) for k, v in conn.query_params.multi_items() if k != "token"])
       # only ever a path on this server: "//host/" or "/\\host/" would send the browser (and the cookie's token) away
       here = "/" + scope["path"].lstrip("/\\")
       response = Response(status_code=303, headers={"Location": here + (f"?{rest}" if rest else "")})
@@ -235,7 +229,7 @@ def make_app(hub: Hub, token: str, port: int, hosts: set[str] | None, frontend_d
     yield
     hub.close()
     if on_shutdown is not None: on_shutdown()  # here, not after serve(): uvicorn re-raises SIGTERM once it returns
-  app = Starlette(routes=routes(), exception_handlers={NotFound: not_found}, lifespan=lifespan)
+  files = Frontend(directory=(frontend_dir or frontend_root()).resolve(), html=True, check_dir=False)
+  app = Starlette(routes=[*routes(), Mount("/", files)], exception_handlers={NotFound: not_found}, lifespan=lifespan)
   app.state.hub = hub
-  app.state.frontend = (frontend_dir or frontend_root()).resolve()
   return Guard(RunLoader(app, hub), token, port, hosts)  # RunLoader: a run that was let go is read again first

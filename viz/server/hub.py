@@ -12,9 +12,7 @@ import asyncio, json, os, re, shutil, time
 from collections import OrderedDict
 from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
-from profiler.events import header
-from profiler.tracefile import encode
-from profiler.safefile import create_private
+from profiler.tracefile import TraceWriter, encode
 from viz.server.run import Run
 from viz.server.runstore import RunStore, Unloaded
 
@@ -34,29 +32,6 @@ class Browser:
 
 INGEST_SLICE = 1000  # events decoded or indexed between two yields to the event loop: a few ms of work
 
-class RunFile:
-  """The server's own trace file of a live run: every event it receives, appended as it arrives."""
-  def __init__(self, path: str):
-    self.path, self.lines = path, 1
-    self.f = os.fdopen(create_private(path, exclusive=True), "w", encoding="utf-8", newline="\n")
-    first = encode(header()) + "\n"
-    self.f.write(first)
-    self.size = len(first)
-
-  def write(self, lines: list[str]) -> list[int]:
-    """Appends the lines; returns the byte offset of each (the run reads span details back from there)."""
-    offsets, at = [], self.size
-    for line in lines:
-      offsets.append(at)
-      at += (len(line) if line.isascii() else len(line.encode())) + 1
-    self.f.write("\n".join(lines) + "\n")
-    self.f.flush()
-    self.lines += len(lines)
-    self.size = at
-    return offsets
-
-  def close(self) -> None: self.f.close()
-
 class Hub:
   def __init__(self, spool_dir: str):
     self.spool_dir = spool_dir
@@ -66,7 +41,7 @@ class Hub:
     self.last_activity = time.monotonic()
     self.n_ingest = 0
     self._keys: dict[str, int] = {}   # X-Tinyviz-Run key -> run id: a reconnecting script continues its run
-    self._files: dict[int, RunFile] = {}
+    self._files: dict[int, TraceWriter] = {}
     self._messages: OrderedDict[tuple[int, int], str] = OrderedDict()
     self.store = RunStore(self)  # lets go of runs nobody looks at; reads them again on demand
 
@@ -136,15 +111,13 @@ class Hub:
   async def _browser_reader(self, b: Browser) -> None:
     try:
       while True:
-        msg = await b.ws.receive()
-        if msg["type"] == "websocket.disconnect": break
-        reply = self._browser_request(b, msg.get("text") if msg.get("text") is not None else msg.get("bytes"))
+        reply = self._browser_request(b, await _receive_text(b.ws))
         if reply is not None: b.replies.append(_dumps(reply))
         b.wake.set()
     except (WebSocketDisconnect, RuntimeError, OSError): pass
     finally: b.wake.set()  # lets the sender loop see that the reader is done
 
-  def _browser_request(self, b: Browser, data: Any) -> dict[str, Any] | None:
+  def _browser_request(self, b: Browser, data: str | None) -> dict[str, Any] | None:
     """A `resume` moves the run's cursor back to the seq the page has; anything else gets an error."""
     if not isinstance(data, str): return _error("binary frames are not accepted; send JSON text")
     if len(data) > BROWSER_MESSAGE_MAX:  # a page only ever sends a small `resume`: a big one is not decoded at all
@@ -176,10 +149,9 @@ class Hub:
       await ws.send_text(_dumps({"type": "ack", "n": run.n_events if run else 0, "run": run.id if run else None,
                                  "browsers": len(self.browsers)}))
       while True:
-        msg = await ws.receive()
-        if msg["type"] == "websocket.disconnect": break
+        data = await _receive_text(ws)
         self.last_activity = time.monotonic()
-        run, reply = await self._ingest_frame(run, key, msg.get("text") if msg.get("text") is not None else msg.get("bytes"))
+        run, reply = await self._ingest_frame(run, key, data)
         await ws.send_text(_dumps(reply))
     except (WebSocketDisconnect, RuntimeError, OSError): pass
     finally:
@@ -192,7 +164,7 @@ class Hub:
           self.runs_changed()
         self.store.sweep()
 
-  async def _ingest_frame(self, run: Run | None, key: str | None, data: Any) -> tuple[Run | None, dict[str, Any]]:
+  async def _ingest_frame(self, run: Run | None, key: str | None, data: str | None) -> tuple[Run | None, dict[str, Any]]:
     if not isinstance(data, str): return run, _error("binary frames are not accepted; send a JSON array as text")
     try: objs = await _decode_frame(data)
     except (ValueError, RecursionError) as e: return run, _error(f"frame dropped: not JSON: {e}")
@@ -203,18 +175,18 @@ class Hub:
       if not isinstance(first, dict) or first.get("type") != "run":
         return run, _error("frame dropped: the first batch of a run must start with its `run` event")
       run = self._new_live_run(first, key)
-    f, offsets = self._files.get(run.id), None
-    first_line = f.lines + 1 if f is not None else None
-    if f is not None:
-      try: offsets = f.write(await _lines(data, objs))
-      except OSError as e:
-        run.warnings.add(f"cannot write the server's copy of the trace: {e}; span details stay in memory")
-        self._files.pop(run.id).close()
-        self.store.sources.pop(run.id, None)  # the copy is incomplete: this run stays in memory
     for i in range(0, len(objs), INGEST_SLICE):  # in slices, letting other requests in between: no long stall
       if i: await asyncio.sleep(0)
-      run.add(objs[i:i + INGEST_SLICE], None if first_line is None else first_line + i,
-              None if offsets is None else offsets[i:i + INGEST_SLICE])
+      part, first_line, offsets = objs[i:i + INGEST_SLICE], None, None
+      if (f := self._files.get(run.id)) is not None:  # the server's copy: every event received, as received
+        first_line = f.lines + 1
+        try: offsets = f.write(part, offsets=True)
+        except OSError as e:
+          run.warnings.add(f"cannot write the server's copy of the trace: {e}; span details stay in memory")
+          self._files.pop(run.id).close()
+          self.store.sources.pop(run.id, None)  # the copy is incomplete: this run stays in memory
+          first_line = None
+      run.add(part, first_line, offsets)
     if run.commit() is not None: self.wake_all()
     if run.ended:
       run.live = False
@@ -226,7 +198,7 @@ class Hub:
     script = first.get("script") if isinstance(first.get("script"), str) else ""
     name = f"{os.path.basename(script) or 'python'} (pid {first.get('pid')})"
     path = os.path.join(self.spool_dir, f"run{rid}-{os.path.splitext(os.path.basename(script))[0] or 'python'}.tinyviz.jsonl")
-    try: self._files[rid] = RunFile(path)
+    try: self._files[rid] = TraceWriter(path, exclusive=True)
     except OSError: path = None  # type: ignore[assignment]
     run = Run(rid, name, "tinyviz", path, live=True)
     if path is not None: run.timeline.spill = run.read_args  # span details come back from the server's copy
@@ -242,18 +214,9 @@ class Hub:
     shutil.rmtree(self.spool_dir, ignore_errors=True)
 
 async def _decode_frame(text: str) -> Any:
-  """json.loads of the frame, in slices of INGEST_SLICE events with the event loop let in between when the frame is
-  laid out one event per line (ours: an 8 MiB frame decoded whole held every page for ~0.6 s); else element by
-  element (_decode_array). Small frames are decoded whole."""
-  if len(text) < 1 << 20: return json.loads(text)
-  if not (text.startswith("[\n") and text.endswith("\n]")): return await _decode_array(text)
-  parts, out = text[2:-2].split(",\n"), []  # a JSON line holds no raw newline: ",\n" only ever ends an event
-  try:
-    for i in range(0, len(parts), INGEST_SLICE):
-      if i: await asyncio.sleep(0)
-      out += json.loads("[" + ",".join(parts[i:i + INGEST_SLICE]) + "]")
-    return out
-  except (ValueError, RecursionError): return await _decode_array(text)  # not that layout after all
+  """json.loads of the frame; a big one (an 8 MiB frame decoded whole held every page for ~0.6 s) element by element,
+  the event loop let in between (_decode_array)."""
+  return json.loads(text) if len(text) < 1 << 20 else await _decode_array(text)
 
 _BLANK = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
@@ -280,17 +243,11 @@ async def _decode_array(text: str) -> Any:
   if _BLANK.match(text, i).end() != len(text): raise json.JSONDecodeError("Extra data", text, i)  # type: ignore[union-attr]
   return out
 
-async def _lines(text: str, objs: list[Any]) -> list[str]:
-  """The frame's events as trace lines: cut from the text when the sender wrote one event per line (ours does:
-  `[\n` + lines joined by `,\n` + `\n]`; a JSON line has no raw newline inside), else encoded again, in slices."""
-  if text.startswith("[\n") and text.endswith("\n]"):
-    parts = text[2:-2].split(",\n")
-    if len(parts) == len(objs): return parts
-  out: list[str] = []
-  for i in range(0, len(objs), INGEST_SLICE):
-    if i: await asyncio.sleep(0)
-    out += [encode(o) if isinstance(o, dict) else _dumps(o) for o in objs[i:i + INGEST_SLICE]]
-  return out
+async def _receive_text(ws: WebSocket) -> str | None:
+  """The next text frame, or None for a binary one (answered with an error: both sides speak JSON text). A closed
+  connection raises WebSocketDisconnect."""
+  try: return await ws.receive_text()
+  except KeyError: return None  # starlette's receive_text finds no "text" in a binary frame's message
 
 def _error(message: str) -> dict[str, Any]: return {"type": "error", "message": message}
 

@@ -2,8 +2,8 @@
 and the JSON answers of docs/server-api.md built from it (no I/O, except reading back a span's details that a
 live run left in its trace file).
 
-Events come in as JSON objects (a trace line each). Each is checked against profiler/events.py's schema
-(the one definition): an event that does not fit is skipped with a warning, never an exception. Live
+Events come in typed (profiler/events.py): a file's from its reader, a live run's as JSON objects checked by the
+one decoder (profiler.events.Checker); one that does not fit is skipped with a warning, never an exception. Live
 batches are also summarised as deltas (contexts, rewrites, kernels added; counts per event type) that become
 the run's numbered `events` messages; the deltas are kept, small, so that a page that reconnects can be sent
 everything after the last message it saw.
@@ -12,7 +12,8 @@ from __future__ import annotations
 import json, os
 from dataclasses import dataclass, field
 from typing import Any
-from profiler.events import SchemaError, from_json, to_json, Event
+from profiler.events import (Checker, Event, SchemaError, to_json, Run as RunEvent, RunEnd, UOpDef, PatternDef, ContextBegin,
+                             ContextEnd, Rewrite, Kernel, Span, Counter, Marker, Flow)
 from profiler.tracefile import ReadWarning, Trace, Warnings
 from viz.server.graph import UOpTable, RewriteSteps, step_json
 from viz.server.timeline import Timeline
@@ -63,6 +64,7 @@ class Run:
     self._pending_kernels = 0
     self._pending_tracks = False
     self._at: int | None = None  # byte offset of the event being added, in the run's trace file
+    self._checker: Checker | None = None  # a live run's: checks what /ingest brings
 
   @classmethod
   def from_trace(cls, rid: int, path: str, trace: Trace) -> "Run":
@@ -78,71 +80,59 @@ class Run:
 
   # *** feeding ***
 
-  def add_events(self, events: list[Event]) -> None:
-    for i in range(0, len(events), 10_000): self.add([to_json(e) for e in events[i:i + 10_000]])  # in pieces: less at once
-
-  def add(self, objs: list[Any], first_line: int | None = None, offsets: list[int] | None = None) -> None:
-    """Indexes a batch of event objects; one that does not fit the schema is skipped with a warning
-    (first_line: the line of objs[0] in the run's trace file, for the warning). With the byte offset of each
-    event's line in the run's trace file, span details are left there instead of kept in memory."""
-    handlers, counts, table = _HANDLERS, self._pending_counts, self.uops
+  def add_events(self, events: list[Event], lines: list[int] | None = None, offsets: list[int] | None = None) -> None:
+    """Indexes checked events (a reader's, or Checker's): one the index cannot take (a context begun twice, ...) is
+    skipped with a warning (lines: each event's line in the run's trace file, for it). With each event's byte offset
+    in the run's trace file, span details are left there instead of kept in memory."""
+    counts, total, table, handlers = self._pending_counts, self.counts, self.uops, _HANDLERS
     rows = table.rows
     plain = not table.indexed  # no structural index or users lists to keep up to date yet: a dict insert will do
     n_uops = 0
-    for i, d in enumerate(objs):
-      try:
-        typ = d["type"]
-        if typ == "uop":  # nine events in ten: checked inline, against the same schema as from_json
-          uid, src, op, dtype, arg = d["id"], d["src"], d["op"], d["dtype"], d["arg"]
-          if type(uid) is not int or type(src) not in (list, tuple) or type(op) is not str or type(dtype) is not str or type(arg) is not str:
-            from_json(d)
-            raise SchemaError("uop: bad field")
-          if uid in rows: raise SchemaError(f"uop {uid} defined twice; second skipped")
-          for s in src:
-            if type(s) is not int or s not in rows: raise SchemaError(f"uop {uid} refers to an undefined uop {s!r}")
-          if plain: rows[uid] = (op, dtype, arg, tuple(src))
-          else: table.add(uid, (op, dtype, arg, tuple(src)))
-          n_uops += 1
-          continue
-        self._at = offsets[i] if offsets is not None else None
-        handlers[typ](self, d)
-      except (SchemaError, KeyError, TypeError, ValueError, IndexError) as e:
-        what = f"{type(e).__name__}: {e}" if not isinstance(e, SchemaError) else str(e)
-        if isinstance(d, dict) and d.get("type") not in _HANDLERS and not isinstance(e, SchemaError):
-          what = f"unknown event type {d.get('type')!r}"
-        self.warnings.add(f"event skipped: {what}", None, None if first_line is None else first_line + i)
+    for i, ev in enumerate(events):
+      t = type(ev)
+      if t is UOpDef:  # nine events in ten
+        if plain: rows[ev.id] = (ev.op, ev.dtype, ev.arg, ev.src)
+        else: table.add(ev.id, (ev.op, ev.dtype, ev.arg, ev.src))
+        n_uops += 1
         continue
-      counts[typ] = counts.get(typ, 0) + 1
-      self.counts[typ] = self.counts.get(typ, 0) + 1
+      self._at = offsets[i] if offsets is not None else None
+      try: handlers[t](self, ev)
+      except SchemaError as e:
+        self.warnings.add(f"event skipped: {e}", None, None if lines is None else lines[i])
+        continue
+      counts[t.TYPE] = counts.get(t.TYPE, 0) + 1
+      total[t.TYPE] = total.get(t.TYPE, 0) + 1
     if n_uops:
       counts["uop"] = counts.get("uop", 0) + n_uops
-      self.counts["uop"] = self.counts.get("uop", 0) + n_uops
-    self.n_events += len(objs)
+      total["uop"] = total.get("uop", 0) + n_uops
+    self.n_events += len(events)
 
-  def _pattern(self, d: dict[str, Any]) -> None:
-    p = from_json(d)
+  def add(self, objs: list[Any], first_line: int | None = None, offsets: list[int] | None = None) -> None:
+    """Checks a live batch of event objects with the one decoder (profiler.events.Checker) and indexes those that fit;
+    the rest are skipped with a warning (first_line: the line of objs[0] in the run's trace file) but counted."""
+    if self._checker is None:  # a run read again from its file goes on: the uops it has are defined
+      self._checker = Checker()
+      self._checker.uops.update(self.uops.rows)
+    check, events, where = self._checker.event, [], []
+    for i, d in enumerate(objs):
+      try: events.append(check(d)); where.append(i)
+      except SchemaError as e: self.warnings.add(f"event skipped: {e}", None, None if first_line is None else first_line + i)
+    self.add_events(events, None if first_line is None else [first_line + i for i in where],
+                    None if offsets is None else [offsets[i] for i in where])
+    self.n_events += len(objs) - len(events)
+
+  def _pattern(self, p: PatternDef) -> None:
     self.patterns[p.id] = {"id": p.id, "file": p.file, "line": p.line, "source": p.source}
 
-  def _context_begin(self, d: dict[str, Any]) -> None:
-    c = from_json(d)
+  def _context_begin(self, c: ContextBegin) -> None:
     if c.id in self.contexts: raise SchemaError(f"context {c.id} begun twice")
     self.contexts[c.id] = Context(c.id, c.parent, c.kind, c.name, _loc(c.loc), c.ts_ns)
     self._touch(c.id)
 
-  def _context_end(self, d: dict[str, Any]) -> None:
-    c = from_json(d)
+  def _context_end(self, c: ContextEnd) -> None:
     if (ctx := self.contexts.get(c.id)) is not None: ctx.end_ns = c.ts_ns
 
-  def _rewrite(self, d: dict[str, Any]) -> None:
-    rid, ctx, matches = d["id"], d["ctx"], d["matches"]
-    rows = self.uops.rows
-    # the matches (thousands in a big pass) are checked here, as lists, rather than turned into tuples by from_json
-    if type(matches) not in (list, tuple): raise SchemaError("rewrite.matches: expected array")
-    for m in matches:
-      if type(m) not in (list, tuple) or len(m) != 3 or (m[0] is not None and type(m[0]) is not int) or m[1] not in rows or m[2] not in rows:
-        raise SchemaError(f"rewrite {rid}: match {m!r} is not [pattern id, before, after] of defined uops")
-    r = from_json({**d, "matches": []})
-    if r.input not in rows or r.output not in rows: raise SchemaError(f"rewrite {r.id} refers to an undefined uop")
+  def _rewrite(self, r: Rewrite) -> None:
     if r.id in self.rewrites: raise SchemaError(f"rewrite {r.id} defined twice")
     ctx = r.ctx if r.ctx in self.contexts else NO_CONTEXT
     if ctx == NO_CONTEXT and NO_CONTEXT not in self.contexts:
@@ -150,51 +140,34 @@ class Run:
     self._touch(ctx)
     self.contexts[ctx].rewrites.append(r.id)
     self.rewrites[r.id] = {"id": r.id, "ctx": ctx, "name": r.name, "loc": _loc(r.loc), "input": r.input, "output": r.output,
-                           "matches": matches, "start_ns": r.start_ns, "dur_ns": r.dur_ns, "match_ns": r.match_ns}
+                           "matches": r.matches, "start_ns": r.start_ns, "dur_ns": r.dur_ns, "match_ns": r.match_ns}
 
-  def _kernel(self, d: dict[str, Any]) -> None:
-    k = from_json(d)
+  def _kernel(self, k: Kernel) -> None:
     if k.id not in self.kernels: self.kernel_order.append(k.id); self._pending_kernels += 1
-    self.kernels[k.id] = {"id": k.id, "name": k.name, "device": k.device, "ctx": k.ctx, "global_size": list(k.global_size),
-                          "local_size": list(k.local_size), "flops": k.flops, "mem_bytes": k.bytes, "src": k.src, "uops": k.uops,
-                          "line_uops": k.line_uops, "plans": k.plans}
+    self.kernels[k.id] = {n: v for n, v in to_json(k).items() if n != "type"}  # the trace's fields, by the trace's names
 
-  def _span(self, d: dict[str, Any]) -> None:
-    track, name, start, end, cat = d["track"], d["name"], d["start_ns"], d["end_ns"], d["cat"]
-    args = d.get("args", {})
-    if type(track) is not str or type(name) is not str or type(start) is not int or type(end) is not int \
-       or type(cat) is not str or type(args) is not dict:
-      from_json(d)
-      raise SchemaError("span: bad field")
-    self.timeline.span(track, name, start, end, cat, args, self._at)
+  def _span(self, s: Span) -> None:
+    self.timeline.span(s.track, s.name, s.start_ns, s.end_ns, s.cat, s.args, self._at)
     self._pending_tracks = True
 
-  def _counter(self, d: dict[str, Any]) -> None:
-    c = from_json(d)
+  def _counter(self, c: Counter) -> None:
     self.timeline.counter(c.track, c.name, c.ts_ns, c.value)
     self._pending_tracks = True
 
-  def _marker(self, d: dict[str, Any]) -> None:
-    m = from_json(d)
+  def _marker(self, m: Marker) -> None:
     self.timeline.marker(m.name, m.ts_ns)
     self._pending_tracks = True
 
-  def _flow(self, d: dict[str, Any]) -> None:
-    f = from_json(d)
+  def _flow(self, f: Flow) -> None:
     self.timeline.flow(f.id, f.phase, f.track, f.name, f.cat, f.ts_ns)
     self._pending_tracks = True
 
-  def _run(self, d: dict[str, Any]) -> None:
-    r = from_json(d)
+  def _run(self, r: RunEvent) -> None:
     if self.meta is None:
       self.meta = to_json(r)
       self.timeline.origin = r.clock_ns
 
-  def _run_end(self, d: dict[str, Any]) -> None:
-    from_json(d)
-    self.ended = True
-
-  def _header(self, d: dict[str, Any]) -> None: pass  # a trace file's first line, if a client sends it along
+  def _run_end(self, r: RunEnd) -> None: self.ended = True
 
   def _touch(self, ctx: int) -> None:
     if ctx not in self._pending: self._pending[ctx] = len(self.contexts[ctx].rewrites)
@@ -272,6 +245,6 @@ class Run:
 
 def _warning(w: ReadWarning) -> dict[str, Any]: return {"message": w.message, "offset": w.offset, "line": w.line}
 
-_HANDLERS = {"pattern": Run._pattern, "context_begin": Run._context_begin, "context_end": Run._context_end,
-             "rewrite": Run._rewrite, "kernel": Run._kernel, "span": Run._span, "counter": Run._counter,
-             "marker": Run._marker, "flow": Run._flow, "run": Run._run, "run_end": Run._run_end, "header": Run._header}
+_HANDLERS: dict[type, Any] = {PatternDef: Run._pattern, ContextBegin: Run._context_begin, ContextEnd: Run._context_end,
+                              Rewrite: Run._rewrite, Kernel: Run._kernel, Span: Run._span,
+                              Counter: Run._counter, Marker: Run._marker, Flow: Run._flow, RunEvent: Run._run, RunEnd: Run._run_end}

@@ -55,7 +55,7 @@ export class CodeView {
     this.el.innerHTML = `
       <div class="code-head">
         <div class="kernel-name">${kernelNameHTML(kernel.name, kernelHints(kernel))}</div>
-        <div class="muted mono">${esc(kernel.device)} · ${esc(sizes)} · ${fmtCount(kernel.flops ?? 0)}FLOP · ${fmtCount(kernel.mem_bytes ?? 0)}B</div>
+        <div class="muted mono">${esc(kernel.device)} · ${esc(sizes)} · ${fmtCount(kernel.flops ?? 0)}FLOP · ${fmtCount(kernel.bytes ?? 0)}B</div>
       </div>
       ${plansHTML(kernel.plans)}
       <h3>Source <span class="muted">(${src.length} lines)</span></h3>
