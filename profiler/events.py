@@ -60,6 +60,7 @@ class ContextBegin:
   name: str
   loc: tuple[str, int]
   ts_ns: int
+  detail: str = ""       # a schedule's: the shapes it realized (its name is the call site)
 
 @dataclass(slots=True)
 class ContextEnd:
@@ -97,6 +98,15 @@ class Kernel:
   uops: list[str]
   line_uops: list[list[int]] = field(default_factory=list)  # per line of src, the ids of the uops it renders
   plans: list[dict[str, Any]] = field(default_factory=list)  # the optimizer's candidates: {name, cost, chosen, why}
+  axis_kinds: list[str] = field(default_factory=list)  # per number in the name: "global", "reduce", ... (DEBUG=2's colours)
+
+@dataclass(slots=True)
+class Schedule:
+  """What one schedule context made, in the order it runs: per item {kind: "kernel" | "copy", ast: uop id of the kernel's
+  SINK (or the COPY), kernel: kernel id (null for a copy), reads: [BUFFER uop ids], writes: [BUFFER uop ids]}."""
+  TYPE: ClassVar[str] = "schedule"
+  ctx: int
+  items: list[dict[str, Any]]
 
 @dataclass(slots=True)
 class Span:
@@ -134,7 +144,7 @@ class Flow:
   cat: str
   ts_ns: int
 
-Event = Union[Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Span, Counter, Marker, Flow]
+Event = Union[Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, Span, Counter, Marker, Flow]
 EVENT_TYPES: dict[str, type] = {c.TYPE: c for c in get_args(Event)}
 ARG_MAX = 200
 

@@ -9,7 +9,7 @@ process. Ids (uops, patterns, contexts, rewrites, kernels, flows) are renumbered
 from __future__ import annotations
 import dataclasses, os
 from typing import Any
-from profiler.events import (Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Span,
+from profiler.events import (Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, Span,
                              Counter, Marker, Flow)
 from profiler.tracefile import Trace
 
@@ -66,6 +66,9 @@ def merge(traces: list[tuple[str, Trace]]) -> tuple[list[Event], list[str]]:
                                 start_ns=e.start_ns + dt)
       elif t is Kernel: e = dataclasses.replace(e, id=e.id + k, ctx=None if e.ctx is None else e.ctx + c,
                                                 line_uops=[[uid(x) for x in line] for line in e.line_uops])
+      elif t is Schedule:
+        e = dataclasses.replace(e, ctx=e.ctx + c, items=[{**it, "ast": uid(it["ast"]), "kernel": None if it.get("kernel") is None else it["kernel"] + k,
+                                                          "reads": [uid(b) for b in it["reads"]], "writes": [uid(b) for b in it["writes"]]} for it in e.items])
       elif t is Span:
         args: dict[str, Any] = e.args
         if isinstance(args.get("kernel"), int): args = {**args, "kernel": args["kernel"] + k}

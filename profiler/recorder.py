@@ -11,7 +11,7 @@ from collections import deque
 from typing import Any, Callable, Iterable
 from profiler import __version__
 from profiler.events import (ARG_MAX, Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite,
-                             Kernel, Span, Counter, Marker, Flow, to_json)
+                             Kernel, Schedule, Span, Counter, Marker, Flow, to_json)
 from profiler.patsource import pattern_source
 from profiler.tracefile import TraceWriter
 from profiler.safefile import private_dir
@@ -68,9 +68,9 @@ class Recorder:
       self._tls.ctx, self._tls.rw = [], []
       return self._tls.ctx
 
-  def context_begin(self, kind: str, name: str, loc: tuple[str, int]) -> int:
+  def context_begin(self, kind: str, name: str, loc: tuple[str, int], detail: str = "") -> int:
     stack, cid = self._ctx_stack(), next(self._ctx_n)
-    self._q.append(ContextBegin(cid, stack[-1] if stack else None, kind, name, _loc(loc), time.perf_counter_ns()))
+    self._q.append(ContextBegin(cid, stack[-1] if stack else None, kind, name, _loc(loc), time.perf_counter_ns(), detail))
     stack.append(cid)
     return cid
 
@@ -153,7 +153,7 @@ class Recorder:
 
   def kernel(self, name: str, device: str, src: str, global_size: tuple[int, ...], local_size: tuple[int, ...],
              flops: int, mem_bytes: int, ctx_id: int, uops: list[str], line_uops: list[list[Any]] | None = None,
-             plans: list[dict[str, Any]] | None = None) -> int:
+             plans: list[dict[str, Any]] | None = None, axis_kinds: list[str] | None = None) -> int:
     kid = next(self._kernel_n)
     lines: list[list[int]] = []
     if line_uops and self.capture_rewrites:  # the exact code <-> graph link: ids of uops interned in this trace
@@ -161,8 +161,16 @@ class Recorder:
       lines = [[ids[id(u)] if id(u) in ids else self._intern(u) for u in line] for line in line_uops]
     self._q.append(Kernel(kid, name, device, src, tuple(int(x) for x in global_size), tuple(int(x) for x in local_size),
                           int(flops), int(mem_bytes), ctx_id, [str(u) for u in uops], lines,
-                          [dict(p) for p in plans] if plans else []))
+                          [dict(p) for p in plans] if plans else [], [str(k) for k in axis_kinds or ()]))
     return kid
+
+  def schedule(self, ctx_id: int, items: list[dict[str, Any]]) -> None:
+    """The kernels and copies schedule context ctx_id made, in run order: {kind, ast, kernel, reads, writes} with
+    UOps for ast and the buffers (interned here, so the explorer can draw each kernel's graph)."""
+    if not self.capture_rewrites: return
+    out = [{"kind": str(it["kind"]), "ast": self._uop(it["ast"]), "kernel": it.get("kernel"),
+            "reads": [self._uop(b) for b in it["reads"]], "writes": [self._uop(b) for b in it["writes"]]} for it in items]
+    self._q.append(Schedule(ctx_id, out))
 
   def span(self, track: str, name: str, start_ns: int, end_ns: int, cat: str, args: dict[str, Any]) -> None:
     self._q.append(Span(track, name, start_ns, end_ns, cat, args if args is not None else {}))

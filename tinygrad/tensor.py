@@ -9,9 +9,9 @@ from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad import tracing
 from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
-from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_schedule
+from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_schedule, schedule_label
 from tinygrad.engine.schedule_cache import cached_schedule
-from tinygrad.engine.realize import run_schedule, buffer_for
+from tinygrad.engine.realize import run_schedule, buffer_for, trace_schedule
 from tinygrad.tensor_ops_index import IndexOps
 from tinygrad.tensor_ops_math import MathOps
 from tinygrad.tensor_ops_conv import ConvOps
@@ -195,13 +195,18 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       items, becomes, _ = cached_schedule(targets)
       run_schedule(items)
     else:
+      made = []
       def traced(ts: list[UOp]):  # a schedule made anew is a context of rewrites; a cached one's are in the trace already
-        with track_context("schedule", f"schedule {', '.join(str(u.shape) for u in ts[:4])}{' ...' if len(ts) > 4 else ''}"): return create_schedule(ts)
+        name, detail, loc = schedule_label(ts)  # named by the user's line that realized it
+        with track_context("schedule", name, detail, loc) as tc:
+          made.append(tc.id)
+          return create_schedule(ts)
       st = perf_ns()
       items, becomes, hit = cached_schedule(targets, traced)
       tr.span("HOST", f"schedule {len(items)} items{' (cached)' if hit else ''}", st, perf_ns(), "schedule",
               {"kernels": sum(it.kind == "kernel" for it in items), "cached": hit})
       run_schedule(items)
+      if made and not hit: trace_schedule(made[0], items)
     # every live tensor holding a graph that was realized takes its buffer, as tinygrad's becomes_map does: `a, b = t*4,
     # t*4` are one (hash-consed) UOp, so a.realize() realizes b too. A buffer several tensors took is marked shared, and
     # an assign to one of them copies it first (see assign), so the others keep their values

@@ -18,14 +18,22 @@ _programs: dict[tuple[str, UOp], Program] = {}
 _programs_noopt: dict[tuple[str, UOp], Program] = {}  # built under NOOPT=1 (Context(NOOPT=1)): kernels as lowered
 _names: dict[str, list[UOp]] = {}
 
-def kernel_name(ast: UOp) -> str:
-  """tinygrad's habit: E_<dims> for elementwise kernels, r_<output dims>_<reduced dims> for reductions."""
+def _name_axes(ast: UOp) -> tuple[str, list[str], list[str]]:
   value = ast.src[0].src[1]
   reduces = [u for u in ast.toposort() if u.op is Ops.REDUCE_AXIS]
   out = [str(s) for s in value.shape if s != 1]
-  if not reduces: return "E_" + "_".join(out or ["1"])
-  red = [str(reduces[0].src[0].shape[a]) for a in reduces[0].arg[1] if reduces[0].src[0].shape[a] != 1] or ["1"]
-  return "r_" + "_".join(out + red)
+  if not reduces: return "E", out or ["1"], []
+  return "r", out, [str(reduces[0].src[0].shape[a]) for a in reduces[0].arg[1] if reduces[0].src[0].shape[a] != 1] or ["1"]
+
+def kernel_name(ast: UOp) -> str:
+  """tinygrad's habit: E_<dims> for elementwise kernels, r_<output dims>_<reduced dims> for reductions."""
+  letter, out, red = _name_axes(ast)
+  return letter + "_" + "_".join(out + red)
+
+def kernel_axis_kinds(ast: UOp) -> list[str]:
+  """What each number of the kernel's name is ("global" output axis, "reduce" axis): how DEBUG=2 colours it."""
+  _, out, red = _name_axes(ast)
+  return ["global"] * len(out) + ["reduce"] * len(red)
 
 def _unique_name(base: str, ast: UOp) -> str:
   seen = _names.setdefault(base, [])
@@ -60,11 +68,29 @@ def get_program(ast: UOp, device: str) -> Program:
   p.kernel_id = -1  # type: ignore[attr-defined]
   if (t := tracing.tracer) is not None:
     local = renderer.local_size(p) if hasattr(renderer, "local_size") else ()
-    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops, tried)  # type: ignore[attr-defined]
+    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops, tried,  # type: ignore[attr-defined]
+                           axis_kinds=kernel_axis_kinds(ast))
     t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
   if DEBUG >= 4: print(p.src)
   progs[key] = p
   return p
+
+def trace_schedule(ctx_id: int, items: list[ScheduleItem]) -> None:
+  """Tell the tracer what schedule context ctx_id made, after run_schedule compiled it: each kernel or copy in run order
+  with its program's kernel id and the buffers it reads and writes (the explorer's kernel graph)."""
+  if (t := tracing.tracer) is None or ctx_id < 0 or not hasattr(t, "schedule"): return
+  out = []
+  for it in items:
+    if it.kind == "kernel":
+      ast, bufs = (it.params_ast, it.bufs) if it.params_ast is not None else kernel_params(it)
+      p = (_programs_noopt if NOOPT else _programs).get((device_kind(bufs[0].device), ast))
+      reads = [b for b in bufs if b not in it.outputs]
+      out.append({"kind": "kernel", "ast": it.ast, "kernel": getattr(p, "kernel_id", None), "reads": reads, "writes": list(it.outputs)})
+    else:
+      base = it.ast.src[0]
+      while base.op is Ops.RESHAPE: base = base.src[0]
+      out.append({"kind": "copy", "ast": it.ast, "kernel": None, "reads": [base], "writes": list(it.outputs)})
+  t.schedule(ctx_id, out)
 
 def _uop_line(u: UOp) -> str: return f"{u.op.name:<12} {str(u.dtype.name):<6} {'' if u.arg is None else repr(u.arg)}"
 

@@ -1,7 +1,7 @@
 """From the lazy tensor graph to a list of kernels and copies, each step a named graph_rewrite so a tracer sees it.
 Elementwise ops fuse into their consumer; a reduction ends its kernel unless only elementwise ops follow it."""
 from __future__ import annotations
-import itertools
+import itertools, os, sys
 from dataclasses import dataclass
 from tinygrad.helpers import prod
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
@@ -158,6 +158,21 @@ pm_inline_calls = PatternMatcher([
   (UPat(Ops.GETTUPLE, src=(UPat(Ops.CALL, name="c"),), name="g"), _inline_call),
   (UPat(Ops.PARAM, name="p"), _param_outside),
 ])
+
+_ENGINE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+def call_site() -> tuple[str, int, str]:
+  """The first frame outside the engine (file, line, function): the user's line that asked for a realize."""
+  f = sys._getframe(1)
+  while f is not None and (f.f_code.co_filename.startswith(_ENGINE_DIR) or f.f_code.co_filename.startswith("<frozen")): f = f.f_back
+  return (f.f_code.co_filename, f.f_lineno, f.f_code.co_name) if f is not None else ("<unknown>", 0, "")
+
+def schedule_label(targets: list[UOp]) -> tuple[str, str, tuple[str, int]]:
+  """A schedule context's name (`train_step · digits.py:41`), detail (the shapes it realizes) and location."""
+  file, line, fn = call_site()
+  where = f"{os.path.basename(file)}:{line}"
+  shapes = ", ".join(str(u.shape) for u in targets[:4]) + (f" … {len(targets)} tensors" if len(targets) > 4 else "")
+  return (f"{fn} · {where}" if fn and not fn.startswith("<") else where), shapes, (file, line)
 
 def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
   """Returns the kernels and copies in the order to run them, and what each target becomes (a view of a buffer)."""

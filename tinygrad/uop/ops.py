@@ -452,9 +452,12 @@ def graph_step(sink: UOp, fn: Callable[..., Any], *args: Any, name: str, **kw: A
 
 class track_context:
   """Groups the rewrites inside it into one context of the trace (a schedule, a kernel's codegen, ...)."""
-  def __init__(self, kind: str, name: str): self.kind, self.name, self.id = kind, name, -1
+  def __init__(self, kind: str, name: str, detail: str = "", loc: tuple[str, int] | None = None):
+    self.kind, self.name, self.detail, self.loc, self.id = kind, name, detail, loc, -1
   def __enter__(self):
-    if (t := tracing.tracer) is not None and t.capture_rewrites: self.id = t.context_begin(self.kind, self.name, _caller_location(__file__))
+    if (t := tracing.tracer) is not None and t.capture_rewrites:
+      loc = self.loc or _caller_location(__file__)
+      self.id = t.context_begin(self.kind, self.name, loc, self.detail) if self.detail else t.context_begin(self.kind, self.name, loc)
     return self
   def __exit__(self, *exc):
     if self.id != -1 and (t := tracing.tracer) is not None: t.context_end(self.id)

@@ -19,12 +19,15 @@ from viz.server.compare_api import compare_runs, kernel_passes
 from viz.server.hub import Hub
 from viz.server.run import Run
 from viz.server.runstore import RunLoader
+from viz.server.schedule import schedule_json
 from viz.server.timeline import Track
 
 def routes() -> list[Route | WebSocketRoute]:
   return [
     Route("/api/runs", runs),
     Route("/api/runs/{run:int}/contexts", contexts),
+    Route("/api/runs/{run:int}/contexts/{ctx:int}/schedule", schedule),
+    Route("/api/runs/{run:int}/patterns", patterns),
     Route("/api/runs/{run:int}/rewrites/{rw:int}/step/{k:int}", step),
     Route("/api/runs/{run:int}/kernels/{kernel:int}", kernel),
     Route("/api/runs/{run:int}/uops/{uop}", uop),  # ids of nodes the engine never interned are negative
@@ -62,6 +65,19 @@ async def runs(request: Request) -> Response:
 
 async def contexts(request: Request) -> Response:
   return _json(_run(request).contexts_json())
+
+async def schedule(request: Request) -> Response:
+  run, ctx = _run(request), request.path_params["ctx"]
+  if ctx not in run.schedules: raise NotFound(f"run {run.id} has no schedule for context {ctx}")
+  return _json(schedule_json(run, ctx))
+
+async def patterns(request: Request) -> Response:
+  """The patterns the trace captured from one file (?file=, as a pattern's `file`), by line: the table around a match's pattern."""
+  run, file = _run(request), request.query_params.get("file")
+  if not file: raise NotFound("which file? give ?file=PATH (a pattern's file)")
+  found = sorted((p for p in run.patterns.values() if p["file"] == file), key=lambda p: (p["line"], p["id"]))
+  if not found: raise NotFound(f"run {run.id} captured no pattern from {file!r}")
+  return _json({"file": file, "patterns": found})
 
 async def step(request: Request) -> Response:
   run, rw, k = _run(request), request.path_params["rw"], request.path_params["k"]

@@ -13,10 +13,11 @@ import json, os
 from dataclasses import dataclass, field
 from typing import Any
 from profiler.events import (Checker, Event, SchemaError, to_json, Run as RunEvent, RunEnd, UOpDef, PatternDef, ContextBegin,
-                             ContextEnd, Rewrite, Kernel, Span, Counter, Marker, Flow)
+                             ContextEnd, Rewrite, Kernel, Schedule, Span, Counter, Marker, Flow)
 from profiler.tracefile import ReadWarning, Trace, Warnings
 from viz.server.graph import UOpTable, RewriteSteps, step_json
 from viz.server.timeline import Timeline
+from viz.server.schedule import check_items
 
 @dataclass
 class Context:
@@ -28,6 +29,7 @@ class Context:
   start_ns: int | None
   end_ns: int | None = None
   rewrites: list[int] = field(default_factory=list)
+  detail: str = ""
 
 @dataclass
 class Delta:
@@ -56,6 +58,7 @@ class Run:
     self.rewrites: dict[int, dict[str, Any]] = {}
     self.kernels: dict[int, dict[str, Any]] = {}
     self.kernel_order: list[int] = []
+    self.schedules: dict[int, list[dict[str, Any]]] = {}  # schedule context id -> its kernels and copies in run order
     self.timeline = Timeline(chrome=kind == "chrome")
     self.history: list[Delta] = []
     self._steps: dict[int, RewriteSteps] = {}
@@ -126,8 +129,13 @@ class Run:
 
   def _context_begin(self, c: ContextBegin) -> None:
     if c.id in self.contexts: raise SchemaError(f"context {c.id} begun twice")
-    self.contexts[c.id] = Context(c.id, c.parent, c.kind, c.name, _loc(c.loc), c.ts_ns)
+    self.contexts[c.id] = Context(c.id, c.parent, c.kind, c.name, _loc(c.loc), c.ts_ns, detail=c.detail)
     self._touch(c.id)
+
+  def _schedule(self, s: Schedule) -> None:
+    if s.ctx not in self.contexts: raise SchemaError(f"schedule of an unknown context {s.ctx}")
+    self.schedules[s.ctx] = check_items(s.items, self.uops.rows)
+    self._touch(s.ctx)
 
   def _context_end(self, c: ContextEnd) -> None:
     if (ctx := self.contexts.get(c.id)) is not None: ctx.end_ns = c.ts_ns
@@ -199,7 +207,8 @@ class Run:
 
   def context_json(self, c: Context, rewrites: list[int] | None = None) -> dict[str, Any]:
     return {"id": c.id, "parent": c.parent, "kind": c.kind, "name": c.name, "loc": c.loc, "start_ns": c.start_ns,
-            "end_ns": c.end_ns, "rewrites": [self.rewrite_json(r) for r in (c.rewrites if rewrites is None else rewrites)]}
+            "end_ns": c.end_ns, "rewrites": [self.rewrite_json(r) for r in (c.rewrites if rewrites is None else rewrites)],
+            "detail": c.detail, "n_items": len(self.schedules.get(c.id, ()))}
 
   def kernel_json(self, kid: int, full: bool = False) -> dict[str, Any]:
     k = self.kernels[kid]
@@ -246,5 +255,5 @@ class Run:
 def _warning(w: ReadWarning) -> dict[str, Any]: return {"message": w.message, "offset": w.offset, "line": w.line}
 
 _HANDLERS: dict[type, Any] = {PatternDef: Run._pattern, ContextBegin: Run._context_begin, ContextEnd: Run._context_end,
-                              Rewrite: Run._rewrite, Kernel: Run._kernel, Span: Run._span,
+                              Rewrite: Run._rewrite, Kernel: Run._kernel, Schedule: Run._schedule, Span: Run._span,
                               Counter: Run._counter, Marker: Run._marker, Flow: Run._flow, RunEvent: Run._run, RunEnd: Run._run_end}
