@@ -15,7 +15,7 @@ import { ContextList } from "./sidebar.js";
 import { ScheduleView } from "./scheduleview.js";
 import { showPatternTable } from "./patterntable.js";
 import { CodeView } from "../code/codeview.js";
-import { kernelNameHTML } from "../kernelname.js";
+import { kernelNameHTML, kernelHints } from "../kernelname.js";
 
 const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const HUB_MODES = ["inline", "hidden", "shown"];
@@ -136,7 +136,7 @@ export class RewritesView {
 
   renderToolbar(model, rw, k) {
     const ctx = model.contexts.get(rw.ctx), kernel = model.kernelOf(rw.ctx);
-    const ctxName = ctx ? (ctx.kind === "kernel" || kernel ? kernelNameHTML(ctx.name) : esc(ctx.name)) : "";
+    const ctxName = ctx ? (ctx.kind === "kernel" || kernel ? kernelNameHTML(ctx.name, kernelHints(kernel)) : esc(ctx.name)) : "";
     this.el.title.innerHTML = `<span class="t-ctx">${ctxName}</span><span class="sep">›</span><b class="t-rw">${esc(rw.name)}</b>`
       + `<span class="t-loc muted mono" title="${esc(rw.loc?.[0])}:${rw.loc?.[1]}">${esc(locText(rw.loc))}</span>`;
     this.el.title.title = `${ctx?.name ?? ""} › ${rw.name}  ${locText(rw.loc)} · ${fmtDuration(rw.dur_ns)}`;
