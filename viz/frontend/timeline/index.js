@@ -462,7 +462,7 @@ class TimelineView {
       this.bins = busyBins(this.model.loaded(), this.model.duration, Math.max(64, Math.min(2048, Math.round(this.plotW() / 2))));
       this.binsDirty = false;
     }
-    drawOverview(this.overview, this.bins, this.vp, this.model.duration, LABEL_W);
+    drawOverview(this.overview, this.bins, this.vp, this.model.duration, LABEL_W, this.overviewCache ??= {});
   }
 
   onOverview(e, down) {

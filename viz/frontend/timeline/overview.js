@@ -31,12 +31,33 @@ export function busyBins(tracks, duration, n) {
   return bins;
 }
 
-/** Paint the strip: bars of `bins` (scaled so the busiest shows full height) and the window [vp.t0, vp.t1]. */
-export function drawOverview(canvas, bins, vp, duration, labelW) {
+/**
+ * Paint the strip: bars of `bins` (scaled so the busiest shows full height) and the window [vp.t0, vp.t1]. The bars
+ * are drawn once into `cache` (an object the caller keeps) and copied each frame: only the window box moves.
+ */
+export function drawOverview(canvas, bins, vp, duration, labelW, cache = {}) {
   const dpr = globalThis.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
   if (!W || !H) return;
   if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) { canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr); }
   const g = canvas.getContext("2d");
+  if (cache.bins !== bins || cache.W !== W || cache.H !== H || cache.dpr !== dpr) {
+    const off = cache.canvas ??= document.createElement("canvas");
+    off.width = canvas.width; off.height = canvas.height;
+    paintBars(off.getContext("2d"), bins, W, H, dpr, labelW);
+    Object.assign(cache, { bins, W, H, dpr });
+  }
+  g.setTransform(1, 0, 0, 1, 0, 0);
+  g.drawImage(cache.canvas, 0, 0);
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const plotW = Math.max(W - labelW, 1);
+  const x0 = labelW + (vp.t0 / Math.max(duration, 1)) * plotW, x1 = labelW + (vp.t1 / Math.max(duration, 1)) * plotW;
+  g.fillStyle = "rgba(0, 0, 0, 0.45)";
+  g.fillRect(labelW, 0, Math.max(0, Math.min(x0, W) - labelW), H); g.fillRect(Math.max(x1, labelW), 0, Math.max(0, W - Math.max(x1, labelW)), H);
+  g.strokeStyle = THEME.text; g.lineWidth = 1;
+  g.strokeRect(Math.max(x0, labelW) + 0.5, 0.5, Math.max(Math.min(x1, W - 1) - Math.max(x0, labelW), 1), H - 1);
+}
+
+function paintBars(g, bins, W, H, dpr, labelW) {
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.fillStyle = THEME.panel; g.fillRect(0, 0, W, H);
   g.fillStyle = THEME.muted; g.font = "10px system-ui, sans-serif"; g.textBaseline = "middle";
@@ -53,10 +74,5 @@ export function drawOverview(canvas, bins, vp, duration, labelW) {
       g.fillRect(labelW + i * bw, H - 2 - hgt, Math.max(bw, 1), hgt);
     }
   }
-  const x0 = labelW + (vp.t0 / Math.max(duration, 1)) * plotW, x1 = labelW + (vp.t1 / Math.max(duration, 1)) * plotW;
-  g.fillStyle = "rgba(0, 0, 0, 0.45)";
-  g.fillRect(labelW, 0, Math.max(0, x0 - labelW), H); g.fillRect(x1, 0, Math.max(0, W - x1), H);
-  g.strokeStyle = THEME.text; g.lineWidth = 1;
-  g.strokeRect(Math.max(x0, labelW) + 0.5, 0.5, Math.max(Math.min(x1, W - 1) - Math.max(x0, labelW), 1), H - 1);
   g.fillStyle = THEME.border; g.fillRect(0, H - 1, W, 1); g.fillRect(labelW - 1, 0, 1, H);
 }

@@ -8,7 +8,7 @@ import { rulerTicks, formatDuration, formatBytes, formatTick } from "./timefmt.j
 import { THEME, COLORS, DIM_COLORS, N_SLOTS, darken } from "./colors.js";
 import { counterAt } from "./aggregate.js";
 import { CAT } from "./chunk.js";
-import { parseKernelName, AXIS_KINDS } from "../kernelname.js";
+import { parseKernelName, kernelHints, AXIS_KINDS } from "../kernelname.js";
 
 export const LABEL_W = 200, HEADER_H = 40;
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
@@ -33,7 +33,7 @@ export class Renderer {
     this.rects = new Rects(4096);
     this.textW = new Map();  // gid -> measured label width (px)
     this.kparts = new Map();  // gid -> a kernel name's coloured parts [{text, color, w}] (null: not a kernel name)
-    this.rowW = new Map();  // a track label -> its width (px)
+    this.rowW = new Map();  // "avail|font|label" -> the label as it fits (cut with an ellipsis)
     this.charW = 6.2;
   }
 
@@ -126,7 +126,7 @@ export class Renderer {
         if (w < MIN_LABEL_PX || rects.count[q] !== 1) continue;
         const i = rects.idx[q], id = gid[name[i]], x0 = Math.max(LABEL_W + rects.x0[q], LABEL_W) + 3, avail = LABEL_W + rects.x1[q] - 3 - x0;
         if (avail < 12) continue;
-        if (cat[i] === CAT.kernel && this.kernelLabel(m.names[id], id, x0, ly + LH / 2, avail)) { g.fillStyle = THEME.spanText; continue; }
+        if (cat[i] === CAT.kernel && this.kernelLabel(m.names[id], id, t.chunk.kernel[i], m, x0, ly + LH / 2, avail)) { g.fillStyle = THEME.spanText; continue; }
         this.label(m.names[id], id, x0, ly + LH / 2, avail);
       }
     }
@@ -144,11 +144,12 @@ export class Renderer {
   }
 
   /** A kernel name with its axes coloured by kind (kernelname.js), when it fits whole; false when it does not. */
-  kernelLabel(s, id, x, y, avail) {
+  kernelLabel(s, id, kid, m, x, y, avail) {
     const g = this.g;
+    if (this.kpartsFor !== m.kernels.size) { this.kparts.clear(); this.kpartsFor = m.kernels.size; }  // records arrived: exact kinds
     let parts = this.kparts.get(id);
     if (parts === undefined) {
-      const p = parseKernelName(s);
+      const p = parseKernelName(s, kernelHints(m.kernels.get(kid)));
       parts = p.letter ? p.parts.map(q => ({ text: q.text, color: q.role === "axis" ? AXIS_ON_SPAN[q.kind] : THEME.spanText, w: g.measureText(q.text).width })) : null;
       if (parts) parts.total = parts.reduce((a, q) => a + q.w, 0);
       this.kparts.set(id, parts);
@@ -280,13 +281,19 @@ export class Renderer {
 
   /** `s` cut with an ellipsis to fit `avail` px (widths measured once per string). */
   fitText(s, avail) {
-    const g = this.g;
-    let w = this.rowW.get(s);
-    if (w === undefined) { w = g.measureText(s).width; if (this.rowW.size > 5000) this.rowW.clear(); this.rowW.set(s, w); }
-    if (w <= avail) return s;
-    let n = Math.max(0, Math.floor(s.length * avail / w) - 1);
-    while (n > 0 && g.measureText(s.slice(0, n) + "…").width > avail) n--;
-    return n > 0 ? s.slice(0, n) + "…" : "…";
+    const key = `${Math.round(avail)}|${this.g.font}|${s}`;
+    let out = this.rowW.get(key);
+    if (out !== undefined) return out;
+    const g = this.g, w = g.measureText(s).width;
+    if (w <= avail) out = s;
+    else {
+      let n = Math.max(0, Math.floor(s.length * avail / w) - 1);
+      while (n > 0 && g.measureText(s.slice(0, n) + "…").width > avail) n--;
+      out = n > 0 ? s.slice(0, n) + "…" : "…";
+    }
+    if (this.rowW.size > 5000) this.rowW.clear();
+    this.rowW.set(key, out);
+    return out;
   }
 
   drawLabels(rows, v) {
