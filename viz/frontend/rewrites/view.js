@@ -240,7 +240,7 @@ export class RewritesView {
       return;
     }
     const pat = cur.match.pattern;
-    const where = pat ? `<a class="loc mono" href="#" data-pattern-file="${esc(pat.file)}" data-pattern-line="${pat.line}" title="${esc(pat.file)}:${pat.line}: click for the captured pattern table around it">${esc(locText([pat.file, pat.line]))}</a>` : `<span class="muted">no pattern (a direct replacement)</span>`;
+    const where = pat ? `<a class="loc mono" href="#" data-pattern-file="${esc(pat.file)}" data-pattern-line="${pat.line}" title="${esc(pat.file)}:${pat.line}" aria-label="${esc(pat.file)}:${pat.line}: open the captured pattern table around it">${esc(locText([pat.file, pat.line]))}</a>` : `<span class="muted">no pattern (a direct replacement)</span>`;
     const tree = (byId, id) => exprTree(byId, id).map((l) => esc(l).replace(/#(-?\d+)/g, '<a data-node="$1">#$1</a>')).join("\n");
     const before = tree((d.prevIndex ?? d.index).byId, cur.match.before), after = tree(d.index.byId, cur.match.after);
     // how long the match's rewrite took (trying the node's patterns and running the winner's), as tinygrad's VIZ shows it
