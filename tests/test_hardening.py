@@ -1,7 +1,7 @@
 """Regression tests for issue 17's findings: times beyond 64 bits, planted links at trace-file names, the token
 redirect, TCP_NODELAY on the server's sockets. Each one drives the real reader, writer or server."""
 from __future__ import annotations
-import json, os, socket, stat, subprocess, sys
+import json, os, socket, stat, subprocess, sys, time
 from pathlib import Path
 import httpx
 import pytest
@@ -9,7 +9,7 @@ from profiler.load import load
 from profiler.events import SchemaError, from_json
 from profiler.safefile import create_private, private_dir
 from profiler.tracefile import TraceWriter
-from server_kit import ROOT, Server, env
+from server_kit import ROOT, Server, env, wait_for
 from viz.server.serve import bind
 
 EPOCH_NS = 1796126049632119000  # a Chrome trace written in epoch nanoseconds where microseconds belong
@@ -279,3 +279,155 @@ def test_viz_and_profile_are_read_one_way(tmp_path, viz, profile, want):
     return
   assert out.returncode == 0, out.stderr
   assert out.stdout.split() == [want, "False"], (out.stdout, out.stderr)
+
+# *** item 4: bounded memory and disk (viz/server/runstore.py) ***
+
+def test_spans_are_held_in_columns_under_64_bytes_each():
+  import tracemalloc
+  from viz.server.run import Run
+  n = 100_000
+  objs = [{"type": "span", "track": "CPU", "name": f"k{i % 50}", "start_ns": (i * 7919) % n * 10, "end_ns": (i * 7919) % n * 10 + 5,
+           "cat": "kernel", "args": {"kernel": i % 50, "flops": i}} for i in range(n)]  # out of order: sorting is measured too
+  for offsets in (list(range(0, n * 100, 100)), None):  # details left in the run's file (live), or held (a file opened)
+    tracemalloc.start()
+    run = Run(1, "x", "tinyviz", None, live=True)
+    base = tracemalloc.get_traced_memory()[0]
+    run.add(objs, 1, offsets)
+    run.commit()
+    track = run.timeline.tracks[0]
+    track.max_depth()  # sorted, lanes assigned
+    per_span = (tracemalloc.get_traced_memory()[0] - base) / n
+    tracemalloc.stop()
+    assert per_span <= 64 + (8 if offsets is None else 0), per_span  # held details: a pointer more (the dicts are the caller's)
+    if offsets is None:  # and the columns, once sorted, still say which span is which
+      orig = next(i for i in range(n) if objs[i]["start_ns"] == 500)
+      j = next(j for j in range(n) if track.start[j] == 500)
+      assert run.timeline.span_json(track, j)["args"] == objs[orig]["args"]
+
+def _chrome_run(tmp: Path, name: str, n: int) -> Path:
+  return _chrome(tmp, name, [{"ph": "X", "name": f"op{i % 7}", "pid": 1, "tid": 1 + i % 2, "ts": i * 3, "dur": 2, "args": {"i": i}} for i in range(n)])
+
+def _answers(s: Server, rid: int) -> list:
+  tracks = s.json(f"/api/runs/{rid}/tracks")
+  out: list = [tracks, s.json(f"/api/runs/{rid}/contexts")]
+  for t in tracks["tracks"]:
+    out.append(s.get(f"/api/runs/{rid}/spans", params={"track": str(t["id"])}).content)
+    out += [s.json(f"/api/runs/{rid}/spans/{t['id']}/{i}") for i in (0, t["n_spans"] // 2, t["n_spans"] - 1)]
+  return out
+
+def test_runs_nobody_views_are_let_go_and_read_again_when_asked(tmp_path):
+  a, b = _chrome_run(tmp_path, "a.json", 2000), _chrome_run(tmp_path, "b.json", 3000)
+  s = Server(["--no-browser", str(a), str(b)], tmp_path, TINYVIZ_RUN_IDLE_S="0.3")
+  try:
+    first = [_answers(s, 1), _answers(s, 2)]
+    runs = s.json("/api/runs")
+    hidden = tmp_path / "hidden.json"
+    a.rename(hidden)  # while nobody looks at run 1, its index goes: without its file it cannot come back
+    r = _let_go(s, 1)
+    assert "cannot be read again" in r.json()["error"] and "a.json" in r.json()["error"]
+    assert s.json("/api/runs") == runs  # the list does not change
+    hidden.rename(a)
+    assert [_answers(s, 1), _answers(s, 2)] == first  # read again on demand: the same answers
+    assert s.alive()
+  finally: s.stop()
+
+def _let_go(s: Server, rid: int) -> httpx.Response:
+  """The answer about run rid once it was let go, its file hidden (asking sparingly: each request is a view)."""
+  for _ in range(60):
+    time.sleep(1.0)
+    if (r := s.get(f"/api/runs/{rid}/tracks")).status_code == 404: return r
+  raise AssertionError(f"run {rid} was never let go")
+
+def _ingest_run(s: Server, n: int, name: str) -> int:
+  run = {"type": "run", "script": f"/x/{name}.py", "argv": [], "start_time": 1.0, "clock_ns": 0, "pid": n, "version": "t", "mode": "viz"}
+  evs = [run] + [{"type": "span", "track": "CPU", "name": f"k{i % 9}", "start_ns": i * 10, "end_ns": i * 10 + 5, "cat": "kernel",
+                  "args": {"kernel": i % 9, "n": i}} for i in range(n)] + [{"type": "run_end", "ts_ns": n * 10}]
+  with _ws(s, "/ingest", additional_headers={"X-Tinyviz-Token": s.token}) as c:
+    json.loads(c.recv(timeout=10))
+    for i in range(0, len(evs), 500):
+      c.send("[\n" + ",\n".join(json.dumps(e) for e in evs[i:i + 500]) + "\n]")
+      reply = json.loads(c.recv(timeout=60))
+      assert reply["type"] == "ack", reply
+  return reply["run"]
+
+def test_a_finished_live_run_is_let_go_and_read_again_from_the_servers_copy(tmp_path):
+  from server_kit import Page
+  s = Server(["serve", "--no-browser", "--state-file", str(tmp_path / "st.json")], tmp_path, TINYVIZ_RUN_IDLE_S="0.3")
+  try:
+    rid = _ingest_run(s, 3000, "live")
+    before = _answers(s, rid)
+    summary = s.json("/api/runs")
+    (copy,) = list((tmp_path / "spool").glob(f"server-*/run{rid}-*"))
+    hidden = copy.with_name("hidden")
+    copy.rename(hidden)
+    _let_go(s, rid)
+    hidden.rename(copy)
+    assert _answers(s, rid) == before and s.json("/api/runs") == summary
+    page = Page(s)  # a page that resumes from the start is sent every message again, numbered as before
+    try:
+      page.send({"type": "resume", "run": rid, "seq": 0})
+      wait_for(lambda: page.counts(rid).get("span") == 3000, what="the resumed messages")
+      assert page.last_seq(rid) == summary[0]["seq"]
+    finally: page.close()
+  finally: s.stop()
+
+def test_the_servers_copies_are_kept_under_the_spool_limit(tmp_path):
+  s = Server(["serve", "--no-browser", "--state-file", str(tmp_path / "st.json"), "--spool-mb", "0.4"], tmp_path)
+  try:
+    ids = [_ingest_run(s, 2500, f"r{i}") for i in range(4)]  # ~230 KB of copy each
+    spool = next((tmp_path / "spool").glob("server-*"))
+    wait_for(lambda: sum(f.stat().st_size for f in spool.iterdir()) <= 0.4 * 2**20, what="copies deleted")
+    left = [r["id"] for r in s.json("/api/runs")]
+    assert left and left == ids[-len(left):] and len(left) < 4  # the oldest went first; the newest stays
+    assert len(list(spool.iterdir())) == len(left)
+    assert s.get(f"/api/runs/{ids[0]}/tracks").status_code == 404
+    assert "TINYVIZ_SPOOL_MB" in s.text() and s.json(f"/api/runs/{ids[-1]}/tracks")["tracks"][0]["n_spans"] == 2500
+  finally: s.stop()
+
+def test_bad_run_store_settings_are_named(tmp_path):
+  out = subprocess.run([sys.executable, "-m", "viz", "serve", "--spool-mb", "-3"], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=60)
+  assert out.returncode == 2 and "--spool-mb must be a positive number" in out.stderr and "Traceback" not in out.stderr
+  out = _py("from viz.server.runstore import setting; print(setting('TINYVIZ_RUN_IDLE_S'), setting('TINYVIZ_RUNS_LOADED'))",
+            TINYVIZ_RUN_IDLE_S="soon", TINYVIZ_RUNS_LOADED="-1")
+  assert out.returncode == 0 and out.stdout.split() == ["300.0", "3.0"], out.stderr
+  assert "TINYVIZ_RUN_IDLE_S='soon'" in out.stderr and "TINYVIZ_RUNS_LOADED='-1'" in out.stderr
+
+# *** item 5: big messages; item 10: deep nesting on /ws, an unwritable TINYVIZ_TRACE ***
+
+def test_big_and_deep_page_messages_get_an_error_reply_and_the_socket_stays(tmp_path):
+  s = Server(["serve", "--no-browser", "--state-file", str(tmp_path / "st.json")], tmp_path)
+  try:
+    with _ws(s, "/ws", origin=f"http://127.0.0.1:{s.port}", additional_headers={"X-Tinyviz-Token": s.token}) as page:
+      assert json.loads(page.recv(timeout=10))["type"] == "runs"
+      for bad, why in (("[" * 100_000, "dropped unread"), ("{\"a\":" * 12_000, "not JSON"), (" " * (8 << 20), "dropped unread")):
+        page.send(bad)
+        reply = json.loads(page.recv(timeout=30))
+        assert reply["type"] == "error" and why in reply["message"], reply
+  finally: s.stop()
+
+def test_a_big_frame_in_one_line_is_taken_in_whole(tmp_path):
+  s = Server(["serve", "--no-browser", "--state-file", str(tmp_path / "st.json")], tmp_path)
+  try:
+    run = {"type": "run", "script": "/x/one.py", "argv": [], "start_time": 1.0, "clock_ns": 0, "pid": 3, "version": "t", "mode": "viz"}
+    evs = [run] + [{"type": "span", "track": "CPU", "name": f"k{i % 9}", "start_ns": i, "end_ns": i + 1, "cat": "kernel", "args": {"n": i}}
+                   for i in range(40_000)]
+    frame = json.dumps(evs)  # not one event per line: taken element by element
+    assert len(frame) > 2 << 20
+    with _ws(s, "/ingest", additional_headers={"X-Tinyviz-Token": s.token}) as c:
+      json.loads(c.recv(timeout=10))
+      c.send(frame)
+      reply = json.loads(c.recv(timeout=120))
+      assert reply["type"] == "ack" and reply["n"] == 40_001, reply
+      c.send(frame[:-1] + ",]")
+      reply = json.loads(c.recv(timeout=120))
+      assert reply["type"] == "error" and "not JSON" in reply["message"], reply
+    assert s.json(f"/api/runs/{reply.get('run') or 1}/tracks")["tracks"][0]["n_spans"] == 40_000
+    assert s.json("/api/runs/1/spans/0/7")["args"] == {"n": 7}
+  finally: s.stop()
+
+def test_an_unwritable_trace_path_is_named_and_the_script_runs(tmp_path):
+  blocker = tmp_path / "a-file"
+  blocker.write_text("")
+  out = _py("from tinygrad import Tensor; print((Tensor([1.0, 2.0]) * 3).sum().item())", VIZ="-1", TINYVIZ_TRACE=str(blocker / "t.jsonl"))
+  assert out.returncode == 0 and out.stdout.strip() == "9.0", out.stderr
+  assert f"cannot write trace {blocker / 't.jsonl'}" in out.stderr and "None" not in out.stderr and "Traceback" not in out.stderr

@@ -37,10 +37,10 @@ def _stamp(paths: list[str]) -> tuple[tuple[int, int], ...] | None:
 class Unloaded:
   """A run whose index was let go: answers what the run list and the message numbering need, nothing more."""
   live = False
-  def __init__(self, run: Run, source: list[str]):
+  def __init__(self, run: Run, source: list[str], stamp: tuple[tuple[int, int], ...] | None):
     self.id, self.name, self.kind, self.path, self.ended, self.meta = run.id, run.name, run.kind, run.path, run.ended, run.meta
     self.n_events, self.history, self.warnings = run.n_events, run.history, run.warnings
-    self.source, self.stamp, self._summary = source, _stamp(source), run.summary()
+    self.source, self.stamp, self._summary = source, stamp, run.summary()
 
   @property
   def seq(self) -> int: return len(self.history)
@@ -58,6 +58,7 @@ class RunStore:
     self.hub = hub
     self.sources: dict[int, list[str]] = {}  # run id -> the files it can be read again from
     self.viewed: dict[int, float] = {}       # run id -> when a page last asked for it (or it was loaded)
+    self.stamps: dict[int, Any] = {}         # run id -> its files' (size, mtime) once complete: read again, the same?
     self._loading: dict[int, asyncio.Task[Run | None]] = {}
     self.idle_s, self.keep, self.spool_bytes = setting("TINYVIZ_RUN_IDLE_S"), max(1, int(setting("TINYVIZ_RUNS_LOADED"))), int(setting("TINYVIZ_SPOOL_MB") * 2**20)
     self.n_evicted = self.n_reloaded = 0
@@ -66,6 +67,7 @@ class RunStore:
     """run can be read again from source once it is done."""
     self.sources[run.id] = list(source)
     self.viewed[run.id] = time.monotonic()
+    self.stamps.pop(run.id, None)
 
   def _evictable(self, rid: int, run: Any) -> bool:
     hub = self.hub
@@ -77,6 +79,8 @@ class RunStore:
     server's copies under the size limit."""
     now, hub = time.monotonic(), self.hub
     loaded = sorted((rid for rid, r in hub.runs.items() if self._evictable(rid, r)), key=lambda rid: self.viewed.get(rid, 0), reverse=True)
+    for rid in loaded:  # complete now (a live run's copy was just closed): what it looks like when read again unchanged
+      if rid not in self.stamps: self.stamps[rid] = _stamp(self.sources[rid])
     gone = [rid for i, rid in enumerate(loaded) if i >= self.keep or now - self.viewed.get(rid, 0) > self.idle_s]
     for rid in gone: self.unload(rid)
     if gone: _trim()
@@ -85,14 +89,14 @@ class RunStore:
   def unload(self, rid: int) -> None:
     run = self.hub.runs[rid]
     assert isinstance(run, Run)
-    self.hub.runs[rid] = Unloaded(run, self.sources[rid])  # type: ignore[assignment]
+    self.hub.runs[rid] = Unloaded(run, self.sources[rid], self.stamps.get(rid))  # type: ignore[assignment]
     for key in [k for k in self.hub._messages if k[0] == rid]: del self.hub._messages[key]
     self.n_evicted += 1
 
   def _read(self, u: Unloaded) -> Run:
     run = Run.from_trace(u.id, u.path or u.source[0], load_group(u.source))
     run.name, run.ended = u.name, run.ended or u.ended
-    if _stamp(u.source) == u.stamp:  # the same file: the same index, so the same numbered messages
+    if u.stamp is not None and _stamp(u.source) == u.stamp:  # the same file: the same index, so the same numbered messages
       run.history, run.warnings, run.meta = u.history, u.warnings, u.meta
     return run
 
@@ -143,7 +147,7 @@ class RunStore:
       except OSError: continue
       total -= n
       del hub.runs[rid]
-      for d in (self.sources, self.viewed): d.pop(rid, None)
+      for d in (self.sources, self.viewed, self.stamps): d.pop(rid, None)
       for key in [k for k in hub._messages if k[0] == rid]: del hub._messages[key]
       print(f"tinyviz: run {rid} ({run.name}) closed: the server's copies passed TINYVIZ_SPOOL_MB={self.spool_bytes >> 20}; "
             "the script's own trace file is its record", file=sys.stderr)
