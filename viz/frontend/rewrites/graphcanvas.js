@@ -176,9 +176,13 @@ export class GraphCanvas {
     const paths = [new Path2D(), new Path2D(), new Path2D()], selPath = new Path2D(), faint = new Path2D();
     const fade = k >= TEXT_MIN_ZOOM;
     const arrows = [[], [], []];
+    // a bus (one source's long edges) that runs through the whole view from a source out of it is faint too: it
+    // would otherwise join its neighbours in ribbons; its last leg to a user in view is drawn plainly
+    const lr = r.dir === "LR", bb = this.busBox;
     for (let s = 0; s < this.n; s++) {
-      if (r.busPointStart[s + 1] > r.busPointStart[s] && inView(this.busBox, s)) {
-        polyline(s === sel ? selPath : paths[this.state[s] === 2 ? 2 : 0], r.busPoints, r.busPointStart[s], r.busPointStart[s + 1]);
+      if (r.busPointStart[s + 1] > r.busPointStart[s] && inView(bb, s)) {
+        const through = fade && s !== sel && this.state[s] === 0 && !seen[s] && (lr ? bb[4 * s] < vx0 && bb[4 * s + 2] > vx1 : bb[4 * s + 1] < vy0 && bb[4 * s + 3] > vy1);
+        polyline(s === sel ? selPath : through ? faint : paths[this.state[s] === 2 ? 2 : 0], r.busPoints, r.busPointStart[s], r.busPointStart[s + 1]);
       }
     }
     const m = r.edgeFrom.length;
