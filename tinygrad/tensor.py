@@ -1002,7 +1002,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     sizes: dict[str, int] = {}
     terms = []
     for s, t in zip(ins, xs):
-      if len(s) != t.ndim: raise ValueError(f"einsum: subscripts {s!r} name {len(s)} dims, the operand has shape {t.shape}")
+      if len(s) != t.ndim: raise ShapeError(f"einsum: subscripts {s!r} name {len(s)} dims, the operand has shape {t.shape}")
       while (c := next((c for c in s if s.count(c) > 1), None)) is not None:  # diagonal: (..., n, n) -> (..., n*(n+1)) rows -> first column
         a, b = s.index(c), s.index(c, s.index(c) + 1)
         rest = [i for i in range(t.ndim) if i not in (a, b)]
@@ -1010,7 +1010,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
         t = t.permute(rest + [a, b]).flatten(-2).pad(tuple(None for _ in rest) + ((0, n),)).unflatten(-1, (n, n + 1))[..., 0]
         s = "".join(s[i] for i in rest) + c
       for c, n in zip(s, t.shape):
-        if sizes.get(c, n) not in (n, 1) and n != 1: raise ValueError(f"einsum: subscript {c!r} has sizes {sizes[c]} and {n}")
+        if sizes.get(c, n) not in (n, 1) and n != 1: raise ShapeError(f"einsum: subscript {c!r} has sizes {sizes[c]} and {n}")
         sizes[c] = max(sizes.get(c, 1), n)
       terms.append((s, t))
     if unknown := set(out) - set(sizes): raise ValueError(f"einsum: output subscripts {sorted(unknown)} are not in the inputs")

@@ -3,11 +3,15 @@ scatter, masked ops, roll, interpolate and slice assignment. Each is built from 
 arange, where and reductions, so it lowers to ordinary fused kernels (masked_select alone realizes, as in tinygrad)."""
 from __future__ import annotations
 from typing import TYPE_CHECKING, Any
-from tinygrad.dtype import dtypes
+from tinygrad.dtype import dtypes, DTypeError
 from tinygrad.helpers import normalize_axis, all_int, prod, strides_for_shape
 from tinygrad.uop.ops import Ops
 from tinygrad.engine.schedule import is_contiguous_view
 if TYPE_CHECKING: from tinygrad.tensor import Tensor
+
+class OpArgumentError(ValueError, RuntimeError):
+  """An argument an op can't take (a reduce name, sizes that don't fit): a ValueError, and the RuntimeError tinygrad and
+  torch raise there."""
 
 class IndexOps:
   """Mixed into Tensor (see tensor.py)."""
@@ -94,10 +98,12 @@ class IndexOps:
     lined up with it (size 1 at dim, broadcast)."""
     d = normalize_axis(dim, self.ndim)
     if not dtypes.is_int(index.dtype): raise TypeError(f"scatter index must be an integer tensor, got {index.dtype}")
-    src = src.cast(self.dtype) if isinstance(src, type(self)) else type(self).full(index.shape, src, self.dtype, self.device)
+    if isinstance(src, type(self)) and src.dtype != self.dtype:  # as tinygrad and torch: no silent cast of the source
+      raise DTypeError(f"scatter: src is {src.dtype} but self is {self.dtype}; cast one of them first")
+    if not isinstance(src, type(self)): src = type(self).full(index.shape, src, self.dtype, self.device)
     if not index.ndim == self.ndim == src.ndim: raise ValueError(f"scatter: self {self.shape}, index {index.shape} and src {src.shape} need the same number of dims")
     if any((i != d and s < ix) or sr < ix for i, (s, ix, sr) in enumerate(zip(self.shape, index.shape, src.shape))):
-      raise ValueError(f"scatter: index {index.shape} must fit in src {src.shape} and, outside dim {d}, in self {self.shape}")
+      raise OpArgumentError(f"scatter: index {index.shape} must fit in src {src.shape} and, outside dim {d}, in self {self.shape}")
     src = src.shrink(tuple((0, s) for s in index.shape)).unsqueeze(-1).transpose(-1, d)  # dim d has size 1, last is index.shape[d]
     ix = index.unsqueeze(-1).transpose(-1, d)
     mask = ix == type(self).arange(self.shape[d], device=self.device).reshape((self.shape[d],) + (1,) * (self.ndim - d))
@@ -106,6 +112,8 @@ class IndexOps:
   def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, reduce: str | None = None) -> Tensor:
     """Write src[..., j, ...] to position index[..., j, ...] along `dim` (reduce='add'/'multiply' combines instead)."""
     if reduce not in (None, "add", "multiply"): raise TypeError(f"scatter reduce must be None, 'add' or 'multiply', got {reduce!r}")
+    if reduce is not None and isinstance(src, type(self)):
+      raise TypeError("scatter: reduce= takes a scalar src only (as in tinygrad); for a Tensor src use scatter_reduce")
     if reduce is not None: return self.scatter_reduce(dim, index, src, {"add": "sum", "multiply": "prod"}[reduce])  # type: ignore[arg-type]
     s, mask = self._pre_scatter(dim, index, src)
     # when several sources hit one place the last one wins (torch leaves that order undefined)
@@ -116,7 +124,7 @@ class IndexOps:
   def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
     """Combine every src value sent to a position (reduce: 'sum', 'prod', 'mean', 'amax', 'amin'), with self unless
     include_self=False; positions nothing is sent to keep self."""
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"): raise ValueError(f"scatter_reduce: reduce must be sum, prod, mean, amax or amin, got {reduce!r}")
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"): raise OpArgumentError(f"scatter_reduce: reduce must be sum, prod, mean, amax or amin, got {reduce!r}")
     s, mask = self._pre_scatter(dim, index, src)
     hit = mask.any(-1)
     def fill(v): return mask.where(s, type(self).full((), v, self.dtype, self.device))
@@ -199,7 +207,7 @@ class IndexOps:
     """Rotate elements by `shifts` along `dims` (the flattened tensor when dims is None)."""
     if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
     sh, ds = (shifts,) if isinstance(shifts, int) else tuple(shifts), (dims,) if isinstance(dims, int) else tuple(dims)
-    if len(sh) != len(ds): raise ValueError(f"roll: {len(sh)} shifts for {len(ds)} dims")
+    if len(sh) != len(ds): raise OpArgumentError(f"roll: {len(sh)} shifts for {len(ds)} dims")
     x = self
     for s, dim in zip(sh, ds):
       d = normalize_axis(dim, self.ndim)
