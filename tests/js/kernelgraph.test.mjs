@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildKernelGraph, runOrder, bufferInfo, fmtBytes, fmtCount, parseOpen, formatOpen } from "../../viz/frontend/rewrites/kernelgraph.js";
+import { AXIS_KINDS } from "../../viz/frontend/kernelname.js";
 
 // the shape of GET /contexts/{ctx}/schedule for `x = ones(4,8).contiguous(); y = (x*2).sum(1); z = y.to("CPU:1")`:
 // kernel 1 writes buffer 10, kernel 2 reads 10 and writes 11, a copy reads 11 and writes 12
@@ -14,7 +15,7 @@ const sched = {
   ],
   kernels: {
     1: { id: 1, name: "E_4_8", device: "CPU", ctx: 6, global_size: [4, 8], local_size: [], flops: 32, bytes: 128, axis_kinds: ["global", "global"] },
-    2: { id: 2, name: "r_4_8", device: "CPU", ctx: 7, global_size: [4], local_size: [], flops: 64, bytes: 144, axis_kinds: ["global", "reduce"] },
+    2: { id: 2, name: "r_4_2_4", device: "CPU", ctx: 7, global_size: [4], local_size: [], flops: 64, bytes: 144, axis_kinds: ["global", "reduce", "reduce"] },
   },
   uops: [
     U(1, "DEVICE", "void", "'CPU'"), U(2, "DEVICE", "void", "'CPU:1'"),
@@ -36,14 +37,13 @@ test("kernels: one box per kernel and copy, in run order, with name, launch size
   assert.equal(n.get(30).op, "KERNEL");
   assert.equal(n.get(50).op, "COPY");
   assert.equal(n.get(30).lines[0], "E_4_8");
-  assert.match(n.get(30).lines[1], /^#1 of 3 · CPU · global 4×8/);
-  assert.match(n.get(40).lines[1], /^#2 of 3/);
-  assert.match(n.get(40).lines[2], /64 FLOPs · 144 B moved/);
+  assert.match(n.get(30).lines[1], /^#1 of 3 · CPU 4×8 · 32 FLOPs · 128 B$/);
+  assert.match(n.get(40).lines[1], /^#2 of 3 · CPU 4 · 64 FLOPs · 144 B$/);
   assert.match(n.get(50).lines[1], /^#3 of 3 · copy/);
-  // the name's colours: the engine says the second axis of r_4_8 is a reduce axis
+  // the name's colours: the engine says r_4_2_4 reduces over 2 and 4 (without it only the last axis would be)
   const parts = n.get(40).parts.filter((p) => p.color);
-  assert.deepEqual(parts.map((p) => p.text), ["4", "8"]);
-  assert.notEqual(parts[0].color, parts[1].color);
+  assert.deepEqual(parts.map((p) => p.text), ["4", "2", "4"]);
+  assert.deepEqual(parts.map((p) => p.color), [AXIS_KINDS.global.color, AXIS_KINDS.reduce.color, AXIS_KINDS.reduce.color]);
   // none of the kernels' own UOps are drawn while folded
   for (const id of [20, 21, 29, 31, 32, 33, 39]) assert.ok(!n.has(id), `uop ${id} drawn while folded`);
 });
@@ -70,7 +70,8 @@ test("order: every edge goes from an earlier item to a later one (the graph is a
 test("a kernel box expands in place into its UOps, down to the same buffer nodes", () => {
   const g = buildKernelGraph(sched, { expanded: new Set([40]) }), n = byId(g);
   assert.ok(n.get(40).box.expanded, "the SINK stands for the box, with the kernel's name");
-  assert.equal(n.get(40).lines[0], "r_4_8");
+  assert.equal(n.get(40).lines[0], "r_4_2_4");
+  assert.match(n.get(40).lines[1], /▾$/);
   for (const id of [32, 33, 39]) assert.ok(n.has(id), `uop ${id} of the expanded kernel drawn`);
   assert.ok(!n.has(31), "its CONST is drawn inline (a hub)");
   assert.match(n.get(32).lines.join(" "), /← 2\.0/);

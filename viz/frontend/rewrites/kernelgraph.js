@@ -93,13 +93,11 @@ export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" 
 
 function boxLabel(box, n) {
   const k = box.kernel;
+  // two lines, so a schedule reads at a glance: the name, then where it runs in the order, its launch and its work
   const lines = [box.name];
   if (box.kind === "copy") lines.push(`#${box.i + 1} of ${n} · copy`);
-  else {
-    lines.push(`#${box.i + 1} of ${n}${k ? ` · ${k.device} · global ${(k.global_size ?? []).join("×") || "1"}${k.local_size?.length ? ` local ${k.local_size.join("×")}` : ""}` : ""}`);
-    if (k) lines.push(`${fmtCount(k.flops)} FLOPs · ${fmtBytes(k.bytes)} moved`);
-    lines.push(box.expanded ? "▾ its UOps (double-click: fold)" : "▸ double-click: its UOps");
-  }
+  else if (k) lines.push(`#${box.i + 1} of ${n} · ${k.device} ${(k.global_size ?? []).join("×") || "1"}${k.local_size?.length ? `/${k.local_size.join("×")}` : ""} · ${fmtCount(k.flops)} FLOPs · ${fmtBytes(k.bytes ?? 0)}${box.expanded ? " ▾" : ""}`);
+  else lines.push(`#${box.i + 1} of ${n}`);
   return { lines, parts: box.kind === "kernel" ? nameParts(box.name, k) : null, ...labelSize(lines) };
 }
 
