@@ -70,6 +70,8 @@ def test_pick_kernel_step_code_and_reload(page, artifacts):
   assert re.fullmatch(r"[\w.]+\.py:\d+", loc), loc
   assert page.get_attribute("#match-panel .loc", "title").endswith(loc.split(":")[0] + ":" + loc.split(":")[1])
   assert "before" in panel and "after" in panel
+  # and how long the match's rewrite took, as tinygrad's VIZ shows it
+  assert re.fullmatch(r"\d+(\.\d)? (ns|µs|ms|s)", page.inner_text("#match-panel .match-time")), page.inner_text("#match-panel h3")
   # on to the first step that both adds and removes nodes (one that replaces a node by one already in the graph
   # only removes)
   states, k = lambda: page.evaluate("() => window.tinyviz.rewrites.data.union.map((u) => u.state)"), 3
