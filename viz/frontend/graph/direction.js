@@ -19,13 +19,14 @@ function shown(r, at, cw, ch, k) {
 
 /**
  * Pick a direction for a graph shown in a pane of cw x ch, read at zoom k around node `focus` (an id; none: the
- * centre). layoutFn(options) -> a layout result (or a promise of one). Top to bottom if the graph fits the pane
- * at zoom k that way; else the direction whose first view shows more nodes (left to right by at least 20%: ties
- * stay top to bottom). Returns {dir, TB, LR?}: the direction and the layouts made on the way.
+ * centre), as the canvas's first view does. layoutFn(options) -> a layout result (or a promise of one). Top to
+ * bottom if the graph fits the pane at zoom fitK (node text at 10 px) that way; else the direction whose first
+ * view shows more nodes (left to right by at least 20%: ties stay top to bottom). Returns {dir, TB, LR?}: the
+ * direction and the layouts made on the way.
  */
-export async function pickDirection(view, layoutFn, cw, ch, focus = undefined, k = 1) {
+export async function pickDirection(view, layoutFn, cw, ch, focus = undefined, k = 1, fitK = 10 / 11) {
   const TB = await layoutFn(LAYOUT_OPTIONS.TB);
-  if (!view.nodes.length || fitZoom(TB.bounds, cw, ch) >= k) return { dir: "TB", TB };
+  if (!view.nodes.length || fitZoom(TB.bounds, cw, ch) >= fitK) return { dir: "TB", TB };
   const LR = await layoutFn(LAYOUT_OPTIONS.LR), at = view.nodes.findIndex((u) => u.id === focus);
   return { dir: shown(LR, at, cw, ch, k) > 1.2 * shown(TB, at, cw, ch, k) ? "LR" : "TB", TB, LR };
 }

@@ -14,6 +14,8 @@ const TEXT_MIN_ZOOM = 0.42, ROUND_MIN_ZOOM = 0.6, ARROW_MIN_ZOOM = 0.55;
 const MINIMAP_MIN_NODES = 40, READABLE_ZOOM = 0.3;
 /** The zoom of a first view: node text at 11 CSS px (FONT_PX), above the 10 px a reader needs. */
 export const READ_ZOOM = 1;
+/** The least zoom at which node text still reads (10 CSS px): a graph that fits at this zoom is fitted. */
+export const MIN_READ_ZOOM = 10 / FONT_PX;
 const MAX_FIT_ZOOM = 1.25;
 
 export class GraphCanvas {
@@ -44,7 +46,7 @@ export class GraphCanvas {
    * Show a laid-out graph. view: {nodes: [{id, op, lines, width, height, state}]}, r: layout result.
    * camera: "keep" (same place: stepping through one rewrite), "fit", {x, y, k} (centre and zoom, as the URL
    * keeps them), or {node, focus}: center on `node` if it is drawn, else fit if that leaves text readable
-   * (READ_ZOOM), else read `focus` (an id, or ids: the first drawn) at READ_ZOOM.
+   * (MIN_READ_ZOOM), else read `focus` (an id, or ids: the first drawn) at READ_ZOOM.
    */
   setGraph(view, r, camera = "fit") {
     const nodes = view.nodes, n = nodes.length;
@@ -69,7 +71,7 @@ export class GraphCanvas {
     else if (camera && typeof camera === "object" && !(camera.node !== undefined && this.centerOn(camera.node, READ_ZOOM, true))) {
       this.fit(false);
       const focus = [].concat(camera.focus ?? []);  // the first of these that is drawn
-      if (this.cam.k < READ_ZOOM && !focus.some((id) => this.centerOn(id, READ_ZOOM, true))) this.setCamera({ ...this.getCamera(), k: READ_ZOOM });
+      if (this.cam.k < MIN_READ_ZOOM && !focus.some((id) => this.centerOn(id, READ_ZOOM, true))) this.setCamera({ ...this.getCamera(), k: READ_ZOOM });
     }
     this.request();
   }
