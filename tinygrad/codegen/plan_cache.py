@@ -5,10 +5,10 @@ from tinygrad.helpers import cache_dir
 from tinygrad.uop.ops import UOp
 
 # like tinygrad's BEAM cache; bump PLAN_VERSION when plans or the cost model change
-PLAN_VERSION = "3"
+PLAN_VERSION = "4"
 def plan_dir() -> pathlib.Path: return cache_dir("plans")
 
-def plan_key(sink: UOp, vector: bool, max_upcast: int) -> str:
+def plan_key(sink: UOp, vector: bool | int, max_upcast: int) -> str:
   """A name for the kernel that is the same in every process: its nodes in order, each with its sources' positions."""
   pos: dict[UOp, int] = {}
   lines = [f"{PLAN_VERSION} {vector} {max_upcast}"]

@@ -53,7 +53,7 @@ def get_program(ast: UOp, device: str) -> Program:
   renderer = Device.renderer(device)  # the device itself opens only to compile: CUDA source renders without a GPU
   with track_context("kernel", name) as tc:
     tried: list[dict] = []
-    sink, granges = apply_opts(*lower_kernel(ast), vector=kind == "CPU", max_upcast=renderer.max_upcast, tried=tried)
+    sink, granges = apply_opts(*lower_kernel(ast), vector=getattr(renderer, "vector_floats", 0) if kind == "CPU" else 0, max_upcast=renderer.max_upcast, tried=tried)
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
     first = next((u for u in p.uops if u.op is Ops.RANGE), None)
     # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
