@@ -93,3 +93,29 @@ test("helpers: sizes, counts and the open list in the URL", () => {
   assert.equal(formatOpen(new Set()), null);
   assert.equal(bufferInfo({ op: "BUFFER", dtype: "dtypes.half", arg: "(3, 10)", src: [] }).bytes, 20);
 });
+
+test("an input buffer read by several kernels is drawn above each reader, not once with long edges", () => {
+  // a weight (buffer 60, written by no item) read by the first kernel and again by the last
+  const s = {
+    items: [
+      { i: 0, kind: "kernel", ast: 30, kernel: 1, reads: [60], writes: [10] },
+      { i: 1, kind: "kernel", ast: 40, kernel: 2, reads: [10, 60], writes: [11] },
+    ],
+    kernels: sched.kernels,
+    uops: [...sched.uops, U(60, "BUFFER", "float", "(9, 32)", [1]), U(61, "ADD", "float", "None", [32, 60]), U(62, "STORE", "void", "None", [11, 61]), U(63, "SINK", "void", "None", [62])]
+      .map((u) => (u.id === 40 ? { ...u, src: [62] } : u)),
+  };
+  const g = buildKernelGraph(s), n = byId(g);
+  const copies = g.nodes.filter((u) => u.copyOf === 60);
+  assert.equal(copies.length, 2);
+  assert.ok(!n.has(60), "no shared node for it");
+  assert.deepEqual(copies.map((c) => c.lines[0]), ["float[32] · 128 B", "float[32] · 128 B"]);
+  assert.ok(copies.every((c) => c.id < 0 && g.edges.some(([a, b]) => a === c.id)));
+  assert.deepEqual(g.edges.filter(([a]) => a < 0).map(([, b]) => b).sort(), [30, 40]);
+  // a buffer one item writes is still one node, whatever reads it
+  assert.ok(n.has(10) && has(g, 30, 10) && has(g, 10, 40));
+  // opened, the kernel's UOps read its own copy
+  const o = buildKernelGraph(s, { expanded: new Set([40]) });
+  const mine = o.nodes.find((u) => u.copyOf === 60 && o.edges.some(([a, b]) => a === u.id && b === 61));
+  assert.ok(mine, "the ADD reads the copy drawn above it");
+});

@@ -42,6 +42,9 @@ export function nameParts(name, kernel) {
  * Returns {nodes, edges, hubs, index} as buildView does (nodes carry lines and sizes), plus boxes: per item in run
  * order {id, i, kind, name, kernel, reads, writes, expanded}, and buffers: per buffer id its bufferInfo.
  * A box's node has `box` (that entry) and `parts` (its coloured name, line 0); a buffer's has `buffer`.
+ * An input buffer (no item of the schedule writes it: a weight, a batch) read by several items is drawn once above
+ * each reader (copies get negative ids and `copyOf`): one node joined to kernels far apart would pull long edges
+ * through the whole graph, as hubs do in a UOp graph.
  */
 export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" } = {}) {
   const byId = new Map((sched.uops ?? []).map((u) => [u.id, u]));
@@ -61,9 +64,21 @@ export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" 
     for (const b of [...it.reads, ...it.writes]) bufferNode(b);
     for (const b of it.writes) writer.set(b, it.ast);
   }
+  const readers = new Map();
+  for (const box of boxes) for (const b of new Set(box.reads)) readers.set(b, (readers.get(b) ?? 0) + 1);
+  const copies = [];  // [copy id, buffer id]
   for (const box of boxes) {
     keep.add(box.id);
-    if (!box.expanded) { nodes.push({ id: box.id, op: box.kind === "copy" ? "COPY" : "KERNEL", dtype: "", arg: "", src: [...box.reads], box }); continue; }
+    // this reader's own copy of each shared input buffer
+    const mine = new Map();
+    for (const b of new Set(box.reads)) {
+      if (writer.has(b) || readers.get(b) < 2) continue;
+      const c = -(copies.length + 1);
+      copies.push([c, b]);
+      mine.set(b, c);
+    }
+    const at = (s) => mine.get(s) ?? s;
+    if (!box.expanded) { nodes.push({ id: box.id, op: box.kind === "copy" ? "COPY" : "KERNEL", dtype: "", arg: "", src: box.reads.map(at), box }); continue; }
     // the kernel's own UOps, from its SINK down to the buffers (kept as the shared buffer nodes); the STOREs no longer
     // point at the buffer they write: the buffer's edge comes from the box (the SINK), so data flows one way
     const writes = new Set(box.writes), seen = new Set(), stack = [box.id];
@@ -74,14 +89,21 @@ export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" 
       const u = byId.get(id);
       if (!u || u.op === "DEVICE") continue;
       const src = u.op === "STORE" ? u.src.filter((s) => !writes.has(s)) : u.src;
-      nodes.push(id === box.id ? { ...u, src, box } : { ...u, src, kernelOf: box.id });
+      nodes.push(id === box.id ? { ...u, src: src.map(at), box } : { ...u, src: src.map(at), kernelOf: box.id });
       for (const s of src) stack.push(s);
     }
   }
+  const copied = new Set(copies.map(([, b]) => b));
   for (const [id, info] of buffers) {
+    if (copied.has(id)) continue;
     keep.add(id);
     const u = byId.get(id) ?? { id, op: "BUFFER", dtype: "", arg: "" };
     nodes.push({ ...u, src: writer.has(id) ? [writer.get(id)] : [], buffer: info });
+  }
+  for (const [c, b] of copies) {
+    keep.add(c);
+    const u = byId.get(b) ?? { op: "BUFFER", dtype: "", arg: "" };
+    nodes.push({ ...u, id: c, src: [], buffer: buffers.get(b), copyOf: b });
   }
   const view = buildView(nodes, { hubs, keep });
   for (const n of view.nodes) {

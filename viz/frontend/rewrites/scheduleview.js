@@ -7,8 +7,8 @@ import { positionsOf } from "../graph/layout.js";
 import { buildKernelGraph, parseOpen, formatOpen, fmtBytes, fmtCount } from "./kernelgraph.js";
 import { kernelNameHTML, kernelHints } from "../kernelname.js";
 import { locText } from "./tree.js";
+import { esc } from "../common/esc.js";
 
-const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 // the layout directions of graph/direction.js (optional: without it every graph is laid out top to bottom)
 const direction = import("../graph/direction.js").catch(() => null);
 
@@ -123,7 +123,7 @@ export class ScheduleView {
     }
     if (u.buffer) {
       const f = u.buffer;
-      return `<h3>#${u.id} <span class="opname">BUFFER</span></h3>
+      return `<h3>#${u.copyOf ?? u.id} <span class="opname">BUFFER</span>${u.copyOf !== undefined ? ' <span class="muted">(an input, drawn above each kernel that reads it)</span>' : ""}</h3>
         <table class="fields mono"><tr><td>dtype</td><td>${esc(f.dtype)}</td></tr><tr><td>size</td><td>${f.size} (${fmtBytes(f.bytes)})</td></tr>
         <tr><td>device</td><td>${esc(f.device)}</td></tr><tr><td>buffer</td><td>${f.num ?? "?"}</td></tr></table>`;
     }
