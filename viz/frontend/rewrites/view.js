@@ -265,7 +265,8 @@ export class RewritesView {
   // ---- the camera in the URL: written once a move settles (a drag would otherwise write every frame)
   keepCamera(cam) {
     clearTimeout(this.camTimer);
-    this.camTimer = setTimeout(() => { if (this.data) this.app.nav({ cam: formatCamera(cam) }, {}); }, 250);
+    const key = this.graphKey;  // a move on one graph is not written onto the next one's URL
+    this.camTimer = setTimeout(() => { if (this.data && this.graphKey === key) this.app.nav({ cam: formatCamera(cam) }, {}); }, 250);
   }
 
   toggleDirection() {
