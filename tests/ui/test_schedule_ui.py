@@ -61,6 +61,15 @@ def test_opens_on_the_newest_schedule(spage, sched_server):
   assert "Pick a context" not in spage.inner_text("#view-rewrites")
   spage.shot("open_newest_schedule")
 
+def test_opens_on_the_kernel_the_url_names(spage, sched_server):
+  srv = sched_server
+  k = max(srv["http"].get("/api/runs/1/contexts").json()["kernels"], key=lambda k: k["flops"])
+  spage.goto(base(srv) + f"#/rewrites?run=1&kernel={k['id']}")
+  spage.wait_for_function(f"() => new URLSearchParams(location.hash.split('?')[1]).get('ctx') === '{k['ctx']}'")
+  spage.wait_for_selector("#code-pane .code-line")  # its code is shown
+  assert k["name"] in spage.inner_text(".ctx-row.sel-ctx")
+  spage.shot("open_named_kernel")
+
 def test_schedule_is_one_box_per_kernel_and_one_opens(spage, sched_server):
   srv = sched_server
   step = max((c for c in contexts(srv) if c["name"].startswith("train_step")), key=lambda c: c["n_items"])
