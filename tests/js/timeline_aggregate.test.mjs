@@ -39,7 +39,7 @@ test("an area groups what it overlaps by name: count, total, mean, min, max", ()
 test("area sums match a brute-force count on random lanes", () => {
   const s = randomSpans(5000, 11, { overlap: 0.3 });
   const m = new TimelineModel({ start_ns: 0, end_ns: 1e9, tracks: [{ id: 7, name: "GPU", kind: "device", n_spans: 5000 }] });
-  m.setChunk(7, decodeSpans(encodeSpans({ names: s.names, start: s.start, dur: s.dur, name: s.name })));
+  m.setChunk(7, decodeSpans(encodeSpans({ names: s.names, start: s.start, dur: s.dur, name: s.name, depth: s.depth })));
   const t0 = s.start[1000], t1 = s.start[3000];
   const want = new Map();
   for (let i = 0; i < s.start.length; i++) {

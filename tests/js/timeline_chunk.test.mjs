@@ -43,10 +43,10 @@ test("an empty chunk decodes to empty columns", () => {
   assert.equal(c.start.length, 0);
 });
 
-test("missing optional columns: depth stays null (lanes are assigned later), kernel -1, cat other", () => {
+test("missing optional columns: kernel -1, cat other; a chunk without its lanes (depth) is refused", () => {
   const cols = { names: ["a"], start: Float64Array.of(1, 2), dur: Float64Array.of(1, 1), name: Uint32Array.of(0, 0) };
-  const c = decodeSpans(encodeSpans(cols));
-  assert.equal(c.depth, null);
+  assert.throws(() => decodeSpans(encodeSpans(cols)), ChunkError);  // the lanes are the server's: none are made up here
+  const c = decodeSpans(encodeSpans({ ...cols, depth: Uint16Array.of(0, 0) }));
   assert.deepEqual(Array.from(c.kernel), [-1, -1]);
   assert.deepEqual(Array.from(c.cat), [CAT.other, CAT.other]);
 });

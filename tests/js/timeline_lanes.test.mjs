@@ -1,16 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { assignLanes, buildLanes, pick, lowerBound, upperBound, firstReaching } from "../../viz/frontend/timeline/lanes.js";
-import { randomSpans, nestedSpans } from "./timeline_fixtures.mjs";
-
-function maxOverlap(start, dur) {
-  const ev = [];
-  for (let i = 0; i < start.length; i++) { ev.push([start[i], 1]); ev.push([start[i] + dur[i], -1]); }
-  ev.sort((a, b) => a[0] - b[0] || a[1] - b[1]);  // an end before a start at the same time: touching spans share
-  let cur = 0, best = 0;
-  for (const [, d] of ev) { cur += d; best = Math.max(best, cur); }
-  return best;
-}
+import { buildLanes, pick, lowerBound, upperBound, firstReaching } from "../../viz/frontend/timeline/lanes.js";
+import { randomSpans } from "./timeline_fixtures.mjs";
 
 test("binary searches", () => {
   const a = Float64Array.of(1, 2, 2, 2, 5);
@@ -21,42 +12,9 @@ test("binary searches", () => {
   assert.equal(upperBound(a, 5), 5);
 });
 
-test("overlapping spans never share a lane, and use as few lanes as the deepest overlap", () => {
-  for (const seed of [1, 2, 3, 4]) {
-    const { start, dur } = randomSpans(3000, seed, { overlap: 0.5 });
-    const depth = assignLanes(start, dur);
-    const lastEnd = new Map();
-    for (let i = 0; i < start.length; i++) {
-      const e = lastEnd.get(depth[i]);
-      assert.ok(e === undefined || e <= start[i], `span ${i} overlaps the previous span of lane ${depth[i]}`);
-      lastEnd.set(depth[i], start[i] + dur[i]);
-    }
-    assert.equal(Math.max(...depth) + 1, maxOverlap(start, dur), `seed ${seed}`);
-  }
-});
-
-test("nested spans stack as a flame: lane = nesting depth", () => {
-  const { start, dur, depth } = nestedSpans(7, 6, 3);
-  assert.ok(start.length > 50);
-  assert.deepEqual(Array.from(assignLanes(start, dur)), Array.from(depth));
-});
-
-test("touching spans share a lane; spans with no overlap all sit in lane 0", () => {
-  const depth = assignLanes(Float64Array.of(0, 10, 20, 25), Float64Array.of(10, 10, 5, 1));
-  assert.deepEqual(Array.from(depth), [0, 0, 0, 0]);
-  assert.deepEqual(Array.from(assignLanes(Float64Array.of(0, 1, 2), Float64Array.of(10, 10, 10))), [0, 1, 2]);
-  assert.deepEqual(Array.from(assignLanes(new Float64Array(0), new Float64Array(0))), []);
-});
-
-test("a freed lane is reused lowest first", () => {
-  // lanes 0,1,2 busy; 1 frees first, then a new span must take 1, not 3
-  const start = Float64Array.of(0, 1, 2, 6), dur = Float64Array.of(100, 4, 100, 3);
-  assert.deepEqual(Array.from(assignLanes(start, dur)), [0, 1, 2, 1]);
-});
-
 test("lane indexes partition the spans and keep a running max of ends", () => {
-  const { start, dur } = randomSpans(2000, 5, { overlap: 0.4 });
-  const depth = assignLanes(start, dur), lanes = buildLanes(start, dur, depth);
+  const { start, dur, depth } = randomSpans(2000, 5, { overlap: 0.4 });
+  const lanes = buildLanes(start, dur, depth);
   const seen = new Uint8Array(start.length);
   lanes.forEach((l, d) => {
     for (let k = 0; k < l.idx.length; k++) {

@@ -1,12 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Rects, mergeLane, counterSteps } from "../../viz/frontend/timeline/lod.js";
-import { assignLanes, buildLanes } from "../../viz/frontend/timeline/lanes.js";
+import { buildLanes } from "../../viz/frontend/timeline/lanes.js";
 import { randomSpans } from "./timeline_fixtures.mjs";
 
 function laneOf(n, seed, overlap = 0) {
   const s = randomSpans(n, seed, { overlap });
-  return { ...s, lanes: buildLanes(s.start, s.dur, overlap ? assignLanes(s.start, s.dur) : new Uint16Array(n)) };
+  return { ...s, lanes: buildLanes(s.start, s.dur, overlap ? s.depth : new Uint16Array(n)) };
 }
 
 const visible = (lane, t0, t1) => { const out = []; for (let k = 0; k < lane.start.length; k++) if (lane.end[k] >= t0 && lane.start[k] <= t1) out.push(k); return out; };

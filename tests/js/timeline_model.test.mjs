@@ -43,10 +43,10 @@ test("a folded group hides its tracks and counters", () => {
   assert.ok(rows.some(r => r.kind === "group" && r.collapsed));
 });
 
-test("chunks set lanes (or assign them), names are shared across tracks, and spans are picked by point", () => {
+test("chunks set lanes, names are shared across tracks, and spans are picked by point", () => {
   const m = new TimelineModel(META);
-  m.setChunk(2, decodeSpans(encodeSpans([{ name: "E_4", start: 0, dur: 100, cat: "kernel", kernel: 1 },
-    { name: "r_8", start: 50, dur: 100, cat: "kernel" }, { name: "E_4", start: 300, dur: 10, cat: "kernel", kernel: 1 }])));  // no depth: assigned
+  m.setChunk(2, decodeSpans(encodeSpans([{ name: "E_4", start: 0, dur: 100, depth: 0, cat: "kernel", kernel: 1 },
+    { name: "r_8", start: 50, dur: 100, depth: 1, cat: "kernel" }, { name: "E_4", start: 300, dur: 10, depth: 0, cat: "kernel", kernel: 1 }])));
   m.setChunk(0, decodeSpans(encodeSpans([{ name: "E_4", start: 0, dur: 400, depth: 0, cat: "tensor" }])));
   const t = m.byId.get(2);
   assert.deepEqual(Array.from(t.chunk.depth), [0, 1, 0]);
@@ -98,7 +98,7 @@ test("counters keep their peak for the chart's scale", () => {
 
 test("flows become arrows in time order, attached to the deepest span under each point", () => {
   const m = new TimelineModel(META);
-  m.setChunk(2, decodeSpans(encodeSpans([{ name: "outer", start: 0, dur: 1000 }, { name: "inner", start: 100, dur: 50 }])));
+  m.setChunk(2, decodeSpans(encodeSpans([{ name: "outer", start: 0, dur: 1000, depth: 0 }, { name: "inner", start: 100, dur: 50, depth: 1 }])));
   const arrows = m.setFlows([
     { id: "7", phase: "f", track: 2, name: "fwdbwd", cat: "fwdbwd", ts_ns: 5000 + 900 },
     { id: "7", phase: "s", track: 2, name: "fwdbwd", cat: "fwdbwd", ts_ns: 5000 + 120 },

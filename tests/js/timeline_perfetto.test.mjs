@@ -47,7 +47,7 @@ test("search: substring in any case or /regex/; an invalid regex is text; matche
 
 test("an area sums self times beside totals: nested time counts once", () => {
   const m = new TimelineModel({ start_ns: 0, end_ns: 1000, tracks: [{ id: 0, name: "python/t", kind: "thread", n_spans: 3, max_depth: 2 }] });
-  m.setChunk(0, decodeSpans(encodeSpans([{ name: "step", start: 0, dur: 100 }, { name: "mm", start: 10, dur: 60 }, { name: "add", start: 20, dur: 10 }])));
+  m.setChunk(0, decodeSpans(encodeSpans([{ name: "step", start: 0, dur: 100, depth: 0 }, { name: "mm", start: 10, dur: 60, depth: 1 }, { name: "add", start: 20, dur: 10, depth: 2 }])));
   const by = Object.fromEntries(groupByName(m.loaded(), m.names, 0, 1000).map(r => [r.name, r]));
   assert.deepEqual([by.step.total, by.step.self, by.mm.total, by.mm.self, by.add.self], [100, 40, 60, 50, 10]);
   assert.equal(by.step.self + by.mm.self + by.add.self, 100, "self times add up to the time the thread was busy");
@@ -83,7 +83,7 @@ test("a pinned track leads the rows and does not scroll; unpinning puts it back"
 test("flows of a span: the arrows with a point on it, on its own lane", () => {
   const m = new TimelineModel({ start_ns: 0, end_ns: 1000, tracks: [
     { id: 0, name: "p/host", kind: "thread", n_spans: 2, max_depth: 1 }, { id: 1, name: "p/dev", kind: "thread", n_spans: 2, max_depth: 0 }] });
-  m.setChunk(0, decodeSpans(encodeSpans([{ name: "step", start: 0, dur: 500 }, { name: "launch", start: 100, dur: 50 }])));
+  m.setChunk(0, decodeSpans(encodeSpans([{ name: "step", start: 0, dur: 500, depth: 0 }, { name: "launch", start: 100, dur: 50, depth: 1 }])));
   m.setChunk(1, decodeSpans(encodeSpans([{ name: "k1", start: 200, dur: 20 }, { name: "k2", start: 300, dur: 20 }])));
   m.setFlows([{ id: "a", phase: "s", track: 0, name: "f", ts_ns: 120 }, { id: "a", phase: "f", track: 1, ts_ns: 201 },
     { id: "b", phase: "s", track: 0, name: "f", ts_ns: 250 }, { id: "b", phase: "f", track: 1, ts_ns: 301 }]);
@@ -97,7 +97,7 @@ test("flows of a span: the arrows with a point on it, on its own lane", () => {
 test("overview bins: busy fraction per bin over the outermost lane of each track", () => {
   const m = new TimelineModel({ start_ns: 0, end_ns: 100, tracks: [
     { id: 0, name: "A", kind: "host", n_spans: 2, max_depth: 1 }, { id: 1, name: "B", kind: "host", n_spans: 1, max_depth: 0 }] });
-  m.setChunk(0, decodeSpans(encodeSpans([{ name: "a", start: 0, dur: 50 }, { name: "inner", start: 10, dur: 10 }])));
+  m.setChunk(0, decodeSpans(encodeSpans([{ name: "a", start: 0, dur: 50, depth: 0 }, { name: "inner", start: 10, dur: 10, depth: 1 }])));
   m.setChunk(1, decodeSpans(encodeSpans([{ name: "b", start: 25, dur: 50 }])));
   const bins = busyBins(m.loaded(), 100, 4);  // bins of 25 ns, two tracks
   assert.deepEqual(Array.from(bins), [0.5, 1, 0.5, 0]);

@@ -18,9 +18,9 @@ import { LiveClient, wsURL } from "./common/ws.js";
 import { RunModel } from "./rewrites/tree.js";
 import { RewritesView } from "./rewrites/view.js";
 import { CompareView } from "./compare/view.js";
+import { esc } from "./common/esc.js";
 
 const $ = (id) => document.getElementById(id);
-const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
 let state = parseHash(location.hash);
 let runs = [];                 // as /api/runs and the `runs` message give them

@@ -7,6 +7,7 @@
 // say each axis's kind exactly. A plain name says only the kind of kernel, so the number of reduce axes
 // comes from a hint (the kernel's lowered uops) or, without one, is taken to be 1.
 
+import { esc } from "./common/esc.js";
 /** Axis kinds and kernel letters, with their colours and a sentence for the legend. */
 export const AXIS_KINDS = {
   global: { color: "#5b9cf5", ansi: "blue", label: "global", help: "one GPU thread / loop iteration per index (the launch grid)" },
@@ -79,7 +80,6 @@ export function legendText(parsed) {
   return lines.join("\n");
 }
 
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
 /**
  * HTML for a kernel name: each axis in its kind's colour, and a legend (class "kn-legend") that the page's

@@ -5,8 +5,8 @@
 import { highlight, tokensHTML } from "./highlight.js";
 import { mapNodesToUops, mapUopsToSource, exactLineMaps } from "./linemap.js";
 import { kernelNameHTML, kernelHints } from "../kernelname.js";
+import { esc } from "../common/esc.js";
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const fmtCount = (v) => (v >= 1e9 ? `${(v / 1e9).toFixed(2)} G` : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} K` : `${v}`);
 
 /** The optimizer's plans for the kernel: each with the cost model's estimate (lower wins) and the one that was chosen. */

@@ -2,6 +2,7 @@
 // highlight(src) -> lines, each a list of tokens {type, text} whose texts concatenate to the line.
 // Token types: keyword, type, builtin, number, string, comment, preproc, func, ident, op, punct, space.
 
+import { esc } from "../common/esc.js";
 const KEYWORDS = new Set(["if", "else", "for", "while", "do", "return", "break", "continue", "switch", "case", "default",
   "goto", "sizeof", "struct", "union", "enum", "typedef", "static", "extern", "const", "volatile", "restrict",
   "__restrict__", "inline", "__inline__", "register", "auto", "template", "typename", "namespace", "using",
@@ -68,7 +69,6 @@ export function highlight(src) {
   return String(src ?? "").replace(/\r/g, "").split("\n").map((line) => lineTokens(line, state));
 }
 
-const esc = (s) => s.replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]);
 
 /** One line's tokens as HTML spans (class "tk-<type>"; spaces and idents stay plain text). */
 export function tokensHTML(tokens) {

@@ -36,6 +36,7 @@ export const api = {
   spans: (run, track, start, end, signal) => getBinary(`/api/runs/${run}/spans${q({ track, start, end })}`, signal),
   span: (run, track, index, signal) => getJSON(`/api/runs/${run}/spans/${encodeURIComponent(track)}/${index}`, signal),
   counter: (run, id, signal) => getJSON(`/api/runs/${run}/counters/${id}`, signal),
+  flows: (run, signal) => getJSON(`/api/runs/${run}/flows`, signal),
 };
 
 /** A small LRU cache of promises: repeated requests for one key share the first request. */

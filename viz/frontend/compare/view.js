@@ -7,8 +7,8 @@ import { COLUMNS, compareRows, sortRows, passPairs, patternPairs } from "./rows.
 import { lineDiff, diffStats } from "./diff.js";
 import { formatDuration } from "../timeline/timefmt.js";
 import { kernelNameHTML, kernelHints } from "../kernelname.js";
+import { esc } from "../common/esc.js";
 
-const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const dur = (ns) => (ns === null || ns === undefined ? "–" : formatDuration(ns));
 const delta = (ns) => (ns === null ? "–" : (ns > 0 ? "+" : ns < 0 ? "−" : "") + formatDuration(Math.abs(ns)));
 const ratio = (r) => (r === null ? "–" : `${r.toFixed(2)}x`);

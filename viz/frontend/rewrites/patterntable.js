@@ -2,8 +2,8 @@
 // order, each with its source as it was when the trace was recorded (numbered from its line), the matched one marked
 // and scrolled to. Opened from the match panel's file:line. `tableLines` is pure; `showPatternTable` fills an element.
 import { api } from "../common/api.js";
+import { esc } from "../common/esc.js";
 
-const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
 /**
  * patterns: [{id, file, line, source}] of one file -> [{n (line number), text, hit, gap}] in line order: each

@@ -1,9 +1,10 @@
 // The sidebar's contexts > rewrites list for one run. Rebuilt from the RunModel when it changes (live
 // batches are coalesced to one render per frame); the selected context is expanded, others on click.
-import { contextRows, locText, fmtDuration } from "./tree.js";
+import { contextRows, locText } from "./tree.js";
+import { formatDuration } from "../timeline/timefmt.js";
 import { kernelNameHTML, kernelHints } from "../kernelname.js";
+import { esc } from "../common/esc.js";
 
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const KIND_BADGE = { schedule: "S", kernel: "K", user: "U", call: "C", plan: "P" };  // P: a losing plan's rewrites (VIZ_PLANS=1)
 
 export class ContextList {
@@ -71,7 +72,7 @@ export class ContextList {
         const sel = r.id === this.sel.rw;
         html.push(`<div class="rw-row${sel ? " sel" : ""}${r.n_matches ? "" : " empty-rw"}" data-ctx="${c.id}" data-rw="${r.id}" style="padding-left:${26 + depth * 14}px" title="${esc((r.loc?.[0] ?? "") + ":" + (r.loc?.[1] ?? ""))}">`
           + `<span class="rw-name">${esc(r.name)}</span><span class="count">${r.n_matches}</span>`
-          + `<span class="rw-meta muted">${esc(locText(r.loc))} · ${fmtDuration(r.dur_ns)}</span></div>`);
+          + `<span class="rw-meta muted">${esc(locText(r.loc))} · ${formatDuration(r.dur_ns)}</span></div>`);
       }
     }
     this.el.innerHTML = html.join("") || `<div class="empty">${this.model.contexts.size ? "Nothing matches the filter." : esc(this.message || "No rewrites in this run.")}</div>`;

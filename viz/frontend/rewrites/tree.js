@@ -85,11 +85,3 @@ export function locText(loc) {
   return `${loc[0].split("/").pop()}:${loc[1]}`;
 }
 
-/** A duration in ns as "12 µs", "3.4 ms", "1.20 s". */
-export function fmtDuration(ns) {
-  if (ns === undefined || ns === null) return "";
-  if (ns < 1e3) return `${ns} ns`;
-  if (ns < 1e6) return `${(ns / 1e3).toFixed(ns < 1e4 ? 1 : 0)} µs`;
-  if (ns < 1e9) return `${(ns / 1e6).toFixed(ns < 1e7 ? 1 : 0)} ms`;
-  return `${(ns / 1e9).toFixed(2)} s`;
-}

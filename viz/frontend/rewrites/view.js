@@ -5,7 +5,8 @@ import { api, PromiseCache } from "../common/api.js";
 import { positionsOf } from "../graph/layout.js";
 import { buildView, unionGraph, correspond, indexGraph, exprTree, shortDtype, opColor, FAMILY_COLORS, FAMILY_NAMES } from "./graph.js";
 import { searchNodes } from "./search.js";
-import { defaultRewrite, locText, fmtDuration } from "./tree.js";
+import { defaultRewrite, locText } from "./tree.js";
+import { formatDuration } from "../timeline/timefmt.js";
 import { GraphCanvas } from "./graphcanvas.js";
 import { parseCamera, formatCamera } from "../common/urlstate.js";
 import { pickDirection, LAYOUT_OPTIONS } from "../graph/direction.js";
@@ -16,8 +17,8 @@ import { ScheduleView } from "./scheduleview.js";
 import { showPatternTable } from "./patterntable.js";
 import { CodeView } from "../code/codeview.js";
 import { kernelNameHTML, kernelHints } from "../kernelname.js";
+import { esc } from "../common/esc.js";
 
-const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 const HUB_MODES = ["inline", "hidden", "shown"];
 
 // median displacement [dx, dy] of the nodes two layouts share
@@ -139,7 +140,7 @@ export class RewritesView {
     const ctxName = ctx ? (ctx.kind === "kernel" || kernel ? kernelNameHTML(ctx.name, kernelHints(kernel)) : esc(ctx.name)) : "";
     this.el.title.innerHTML = `<span class="t-ctx">${ctxName}</span><span class="sep">›</span><b class="t-rw">${esc(rw.name)}</b>`
       + `<span class="t-loc muted mono" title="${esc(rw.loc?.[0])}:${rw.loc?.[1]}">${esc(locText(rw.loc))}</span>`;
-    this.el.title.title = `${ctx?.name ?? ""} › ${rw.name}  ${locText(rw.loc)} · ${fmtDuration(rw.dur_ns)}`;
+    this.el.title.title = `${ctx?.name ?? ""} › ${rw.name}  ${locText(rw.loc)} · ${formatDuration(rw.dur_ns)}`;
     this.el.stepper.classList.toggle("disabled", rw.n_matches === 0);
     this.el.slider.max = String(rw.n_matches);
     this.el.slider.value = String(k);
@@ -244,7 +245,7 @@ export class RewritesView {
     const tree = (byId, id) => exprTree(byId, id).map((l) => esc(l).replace(/#(-?\d+)/g, '<a data-node="$1">#$1</a>')).join("\n");
     const before = tree((d.prevIndex ?? d.index).byId, cur.match.before), after = tree(d.index.byId, cur.match.after);
     // how long the match's rewrite took (trying the node's patterns and running the winner's), as tinygrad's VIZ shows it
-    const took = cur.match.ns != null ? ` <span class="match-time muted mono" title="time this match's rewrite took: trying the patterns on the node and running the one that matched">${fmtDuration(cur.match.ns)}</span>` : "";
+    const took = cur.match.ns != null ? ` <span class="match-time muted mono" title="time this match's rewrite took: trying the patterns on the node and running the one that matched">${formatDuration(cur.match.ns)}</span>` : "";
     this.el.match.innerHTML = `<h3>Match ${k} of ${rw.n_matches} ${where}${took}</h3>
       ${pat ? `<pre class="pattern-src mono">${esc(pat.source || "(source not recorded)")}</pre><div class="pattern-table mono" hidden></div>` : ""}
       <div class="rewrite-pair">

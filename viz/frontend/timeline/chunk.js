@@ -54,15 +54,16 @@ export function decodeSpans(data) {
     const want = WANT[col.name];
     out[col.name] = want && !(view instanceof want) ? want.from(view) : view;
   }
-  if (!out.start || !out.dur || !out.name) throw new ChunkError("span chunk lacks its start, dur or name column");
+  if (!out.start || !out.dur || !out.name || !out.depth) throw new ChunkError("span chunk lacks its start, dur, name or depth column");
   if (!out.kernel) out.kernel = new Int32Array(n).fill(-1);
   if (!out.cat) out.cat = new Uint8Array(n).fill(CAT.other);
   return out;
 }
 
 /**
- * Encode spans into the chunk format: spans is {names, start, dur, name, depth?, kernel?, cat?} of arrays, or
- * an array of {name: string, start, dur, depth?, kernel?, cat?: string|number} objects. Returns an ArrayBuffer.
+ * Encode spans into the chunk format: spans is {names, start, dur, name, depth, kernel?, cat?} of arrays, or
+ * an array of {name: string, start, dur, depth?, kernel?, cat?: string|number} objects (depth 0 when not given).
+ * Returns an ArrayBuffer.
  */
 export function encodeSpans(spans) {
   const cols = Array.isArray(spans) ? columnsOf(spans) : spans;
@@ -86,11 +87,11 @@ export function encodeSpans(spans) {
 function columnsOf(list) {
   const names = [], index = new Map(), n = list.length;
   const cols = { names, start: new Float64Array(n), dur: new Float64Array(n), name: new Uint32Array(n),
-    depth: list.some(s => s.depth != null) ? new Uint16Array(n) : null, kernel: new Int32Array(n), cat: new Uint8Array(n) };
+    depth: new Uint16Array(n), kernel: new Int32Array(n), cat: new Uint8Array(n) };
   list.forEach((s, i) => {
     if (!index.has(s.name)) { index.set(s.name, names.length); names.push(s.name); }
     cols.start[i] = s.start; cols.dur[i] = s.dur; cols.name[i] = index.get(s.name);
-    if (cols.depth) cols.depth[i] = s.depth ?? 0;
+    cols.depth[i] = s.depth ?? 0;
     cols.kernel[i] = s.kernel ?? -1;
     cols.cat[i] = typeof s.cat === "string" ? (CAT[s.cat] ?? CAT.other) : (s.cat ?? CAT.other);
   });

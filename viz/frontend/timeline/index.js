@@ -9,8 +9,7 @@
 //   runId: number                      the run to show (GET /api/runs ids)
 //   api?: object                       the endpoint helpers of ../common/api.js (`api`); default: that module.
 //                                      Used: tracks(run), spans(run, track), span(run, track, i), counter(run, id),
-//                                      contexts(run), kernel(run, id), runs() (only without `subscribe`), and
-//                                      flows(run) if it has one (else GET /api/runs/{run}/flows directly).
+//                                      contexts(run), kernel(run, id), runs(), flows(run).
 //   navigate(state): void              open another view. The timeline calls it with
 //                                      {view: "rewrites", run, ctx: <kernel's codegen context id>, kernel: <kernel id>, code: 1}
 //   state?: object                     the URL's timeline params: t0, t1 (viewport, ns from the run's start,
@@ -19,8 +18,8 @@
 //   setState?(patch): void             the timeline reports changes of those params (null deletes a key);
 //                                      the shell writes them into the URL (replaceState, not a new history entry).
 //   subscribe?(fn): () => void         live messages of /ws as LiveClient delivers them ({type: "events"|"runs", ...,
-//                                      gap?}); returns an unsubscribe function. Without it the view polls
-//                                      api.runs() once a second while the run is live.
+//                                      gap?}); returns an unsubscribe function. Without it the view shows the run as
+//                                      it was when mounted.
 // }
 // handle: {
 //   setState(params)                   the URL changed from outside (back button, a link): apply viewport/span/tab
@@ -40,7 +39,7 @@
 // group name folds it, on a track's pin (right of its name) pins it to the top. The overview strip moves the window.
 // Settings (wheel habit, all flows) are kept in localStorage["tinyviz.timeline"].
 
-import { api as defaultApi, getJSON } from "../common/api.js";
+import { api as defaultApi } from "../common/api.js";
 import { decodeSpans } from "./chunk.js";
 import { TimelineModel, TRACK_PAD } from "./model.js";
 import { Renderer, LABEL_W, HEADER_H, rowScreenY, formatCounter } from "./render.js";
@@ -182,6 +181,7 @@ class TimelineView {
   resize() {
     const w = this.scroller.clientWidth, hgt = this.scroller.clientHeight;
     if (!w || !hgt) return;
+    this.overviewSize = { W: this.overview.clientWidth, H: this.overview.clientHeight };
     this.renderer.resize(w, hgt);
     this.updateSpacer();
     this.requestDraw();
@@ -196,7 +196,7 @@ class TimelineView {
     this.dead = true;
     for (const d of this.disposers) d();
     this.unsubscribe?.();
-    clearInterval(this.pollTimer); clearTimeout(this.refreshTimer); clearTimeout(this.reportTimer);
+    clearTimeout(this.refreshTimer); clearTimeout(this.reportTimer);
     cancelAnimationFrame(this.raf); cancelAnimationFrame(this.keyRaf);
     this.el.replaceChildren();
     this.el.classList.remove("tl");
@@ -257,7 +257,7 @@ class TimelineView {
 
   /** Chrome flow arrows (GET /api/runs/{run}/flows); a server without the endpoint just has none. */
   async loadFlows() {
-    const list = await (this.api.flows ? this.api.flows(this.run) : getJSON(`/api/runs/${this.run}/flows`)).catch(() => []);
+    const list = await this.api.flows(this.run).catch(() => []);
     if (this.dead || !Array.isArray(list)) return;
     this.model.setFlows(list);
     this.requestDraw();
@@ -282,18 +282,6 @@ class TimelineView {
     if (this.ctx.subscribe) {
       this.unsubscribe = this.ctx.subscribe(msg => this.onLive(msg));
       this.api.runs?.().then(runs => this.setLive(runs.find(r => r.id === this.run)?.live)).catch(() => {});
-    } else if (this.api.runs) {
-      const poll = async () => {
-        const runs = await this.api.runs().catch(() => null);
-        const r = runs?.find(r => r.id === this.run);
-        if (!r) return;
-        const wasLive = this.live;
-        this.setLive(r.live);
-        if (r.live || wasLive) this.scheduleRefresh();
-        if (!r.live) clearInterval(this.pollTimer);
-      };
-      this.pollTimer = setInterval(poll, 1000);
-      poll();
     }
   }
 
@@ -462,7 +450,7 @@ class TimelineView {
       this.bins = busyBins(this.model.loaded(), this.model.duration, Math.max(64, Math.min(2048, Math.round(this.plotW() / 2))));
       this.binsDirty = false;
     }
-    drawOverview(this.overview, this.bins, this.vp, this.model.duration, LABEL_W, this.overviewCache ??= {});
+    drawOverview(this.overview, this.bins, this.vp, this.model.duration, LABEL_W, this.overviewCache ??= {}, this.overviewSize);
   }
 
   onOverview(e, down) {

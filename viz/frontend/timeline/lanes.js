@@ -1,5 +1,5 @@
-// Lanes: spans that overlap on one track never draw on top of each other. The server sends each span's lane
-// (`depth`); `assignLanes` is the fallback for chunks without one. Each lane is then indexed for drawing and
+// Lanes: spans that overlap on one track never draw on top of each other. The server assigns each span's lane
+// (`depth`, viz/server/timeline.py: the only lane assignment). Each lane is indexed here for drawing and
 // picking: its spans in start order with their ends and a running maximum of the ends, so the first span
 // reaching into a window is one binary search away even when spans in a lane overlap.
 
@@ -13,56 +13,6 @@ export function lowerBound(a, x, lo = 0, hi = a.length) {
 export function upperBound(a, x, lo = 0, hi = a.length) {
   while (lo < hi) { const m = (lo + hi) >>> 1; if (a[m] <= x) lo = m + 1; else hi = m; }
   return lo;
-}
-
-/**
- * Lane per span for spans sorted by start: each takes the lowest lane free at its start. Spans nested in one
- * another stack as a flame (a child starts inside its parent, so it lands one lane deeper); partial overlaps
- * (concurrent GPU kernels) spread over lanes. A span ending exactly when another starts shares its lane.
- * O(n log lanes). Returns a Uint16Array (lanes past 65535 share the last).
- */
-export function assignLanes(start, dur) {
-  const n = start.length, depth = new Uint16Array(n);
-  const busyEnd = [], busyLane = [];   // min-heap of (end, lane) for lanes in use
-  const free = [];                     // min-heap of free lane numbers
-  let lanes = 0;
-  for (let i = 0; i < n; i++) {
-    const s = start[i];
-    while (busyEnd.length && busyEnd[0] <= s) { heapPush(free, null, heapPopLane(busyEnd, busyLane)); }
-    const lane = free.length ? heapPop(free) : lanes++;
-    depth[i] = Math.min(lane, 65535);
-    heapPush(busyEnd, busyLane, start[i] + Math.max(dur[i], 0), lane);
-  }
-  return depth;
-}
-
-// binary heaps on plain arrays: `keys` ordered, `vals` carried along (null for a heap of keys only)
-function heapPush(keys, vals, key, val) {
-  let i = keys.length;
-  keys.push(key); if (vals) vals.push(val);
-  while (i > 0) {
-    const p = (i - 1) >> 1;
-    if (keys[p] <= key) break;
-    keys[i] = keys[p]; if (vals) vals[i] = vals[p];
-    i = p;
-  }
-  keys[i] = key; if (vals) vals[i] = val;
-}
-function heapPop(keys) { const top = keys[0]; siftDown(keys, null); return top; }
-function heapPopLane(keys, vals) { const top = vals[0]; siftDown(keys, vals); return top; }
-function siftDown(keys, vals) {
-  const key = keys.pop(), val = vals ? vals.pop() : undefined, n = keys.length;
-  if (!n) return;
-  let i = 0;
-  for (;;) {
-    let c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && keys[c + 1] < keys[c]) c++;
-    if (keys[c] >= key) break;
-    keys[i] = keys[c]; if (vals) vals[i] = vals[c];
-    i = c;
-  }
-  keys[i] = key; if (vals) vals[i] = val;
 }
 
 /**

@@ -2,7 +2,7 @@
 // and global name table; counters and markers; the vertical layout of rows (group headers, tracks, counters);
 // picking a span at a point. index.js fetches, render.js draws, this holds.
 
-import { assignLanes, buildLanes, pick, lowerBound } from "./lanes.js";
+import { buildLanes, pick, lowerBound } from "./lanes.js";
 import { colorSlot } from "./colors.js";
 import { chunkSelf } from "./aggregate.js";
 
@@ -74,7 +74,7 @@ export class TimelineModel {
   setChunk(trackId, chunk) {
     const t = this.byId.get(trackId);
     if (!t) return null;
-    const depth = chunk.depth ?? assignLanes(chunk.start, chunk.dur);
+    const depth = chunk.depth;  // the server's lanes
     chunk.depth = depth;
     t.chunk = chunk;
     t.lanes = buildLanes(chunk.start, chunk.dur, depth);
