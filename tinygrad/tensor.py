@@ -11,7 +11,8 @@ from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
 from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_schedule, schedule_label
 from tinygrad.engine.schedule_cache import cached_schedule
-from tinygrad.engine.realize import run_schedule, buffer_for, trace_schedule
+from tinygrad.engine.realize import run_schedule, buffer_for, trace_schedule, debug_schedule
+from tinygrad.helpers import DEBUG
 from tinygrad.tensor_ops_index import IndexOps
 from tinygrad.tensor_ops_math import MathOps
 from tinygrad.tensor_ops_conv import ConvOps
@@ -192,7 +193,9 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       for t in [*tensors, *pending]: holders.setdefault(id(t.uop), set()).add(id(t))
       share = any(n > 3 for n in [sys.getrefcount(u) - len(holders[id(u)]) for u in targets])  # 3: targets, u, the call
     if (tr := tracing.tracer) is None:
-      items, becomes, _ = cached_schedule(targets)
+      st = perf_ns() if DEBUG >= 2 else 0
+      items, becomes, hit = cached_schedule(targets)
+      if st: debug_schedule(items, hit, st)
       run_schedule(items)
     else:
       made = []
@@ -203,6 +206,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
           return create_schedule(ts)
       st = perf_ns()
       items, becomes, hit = cached_schedule(targets, traced)
+      if DEBUG >= 2: debug_schedule(items, hit, st)
       tr.span("HOST", f"schedule {len(items)} items{' (cached)' if hit else ''}", st, perf_ns(), "schedule",
               {"kernels": sum(it.kind == "kernel" for it in items), "cached": hit})
       run_schedule(items)

@@ -33,8 +33,9 @@ class tqdm(Generic[T]):
   """A progress bar on stderr, redrawn at most `rate` times a second: tqdm(iterable), .update(n), .set_description(s),
   .close(). The subset of the tqdm package that tinygrad's helpers offer."""
   def __init__(self, iterable: Iterable[T] | None = None, desc: str = "", disable: bool = False, unit: str = "it",
-               unit_scale: bool = False, total: int | None = None, rate: int = 100):
-    self.iterable, self.disable, self.unit, self.unit_scale, self.rate = iterable, disable, unit, unit_scale, rate
+               unit_scale: bool = False, total: int | None = None, rate: int = 100, delay: float = 0.0):
+    """delay: draw nothing until this many seconds have passed (as the tqdm package's delay), so a quick job prints nothing."""
+    self.iterable, self.disable, self.unit, self.unit_scale, self.rate, self.delay = iterable, disable, unit, unit_scale, rate, delay
     if total is None and iterable is not None:
       try: total = len(iterable)  # type: ignore[arg-type]
       except TypeError: total = None
@@ -55,12 +56,13 @@ class tqdm(Generic[T]):
     self._draw(force=self.total is not None and self.n >= self.total)
   def close(self) -> None:
     if self.disable or self._last == math.inf: return
-    self._draw(force=True)
-    print(file=sys.stderr, flush=True)
+    if self._last >= 0 or time.perf_counter() - self.st >= self.delay:  # a delayed bar that never showed ends silently
+      self._draw(force=True)
+      print(file=sys.stderr, flush=True)
     self._last = math.inf  # closed: draws nothing more
   def _draw(self, force: bool = False) -> None:
     now = time.perf_counter()
-    if self.disable or self._last == math.inf or (not force and now - self._last < 1 / self.rate): return
+    if self.disable or self._last == math.inf or (not force and now - self._last < 1 / self.rate) or now - self.st < self.delay: return
     self._last = now
     el = now - self.st
     it_s = self.n / el if el > 0 else 0.0

@@ -3,9 +3,10 @@ copies in order. CPU and PYTHON kernels are timed on the host clock around a syn
 (CUDA) queues them without waiting and reports each one's own start and end when it synchronizes. Kernels on two or
 more CPU devices (a multi-device tensor's) run side by side, each device on its own queue (see run_queued)."""
 from __future__ import annotations
-import ctypes, functools, itertools, os, threading, weakref
+import ctypes, functools, itertools, os, sys, threading, weakref
 from typing import Any
-from tinygrad.helpers import DEBUG, NOOPT, GlobalCounters, perf_ns
+from tinygrad.helpers import DEBUG, NOOPT, GlobalCounters, getenv, perf_ns
+from tinygrad.terminal import ansilen, colored, tqdm
 from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts
@@ -72,8 +73,38 @@ def get_program(ast: UOp, device: str) -> Program:
                            axis_kinds=kernel_axis_kinds(ast))
     t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
   if DEBUG >= 4: print(p.src)
+  p.axis_kinds = kernel_axis_kinds(ast)  # type: ignore[attr-defined]
   progs[key] = p
   return p
+
+def is_new(ast: UOp, device: str) -> bool:
+  """Whether get_program would build this kernel now (its program isn't made yet)."""
+  return (device_kind(device), ast) not in (_programs_noopt if NOOPT else _programs)
+
+# the colours of kernelname.js (the viewer's): each number of a kernel's name by the kind of its axis
+AXIS_ANSI = {"global": "blue", "local": "cyan", "group": "green", "reduce": "red", "upcast": "yellow", "unroll": "magenta"}
+
+def colored_name(name: str, kinds: list[str]) -> str:
+  """r_128_32_3 with each number coloured by its axis kind, as tinygrad's DEBUG=2 prints it (ANSI codes)."""
+  letter, *dims = name.split("_")
+  if len(dims) != len(kinds): return name
+  last, suffix = dims[-1].partition("n")[::2]
+  dims[-1] = last
+  return "_".join([letter] + [colored(d, AXIS_ANSI.get(k, "white")) for d, k in zip(dims, kinds)]) + (f"n{suffix}" if suffix else "")
+
+def debug_schedule(items: list[ScheduleItem], hit: bool, st_ns: int) -> None:
+  """DEBUG>=2: one line per schedule, as tinygrad prints it: `scheduled    8 kernels in     3.10 ms |  cache hit | script.py:3`
+  (the time to make the schedule, or to find it in the schedule cache; the user's line that realized it)."""
+  from tinygrad.engine.schedule import call_site
+  file, line, _ = call_site()
+  n = sum(it.kind == "kernel" for it in items)
+  print(f"scheduled {n:5d} kernels in {(perf_ns() - st_ns) * 1e-6:8.2f} ms | {' cache hit' if hit else 'CACHE MISS'} | {os.path.basename(file)}:{line}")
+
+def _compile_bar(total: int) -> tqdm | None:
+  """A progress bar over a schedule's new kernels (codegen, then the compile), on a terminal only, and drawn only once
+  it has taken a second: a schedule of a few cached or quick kernels prints nothing."""
+  if total < 2 or not sys.stderr.isatty() or getenv("PROGRESS", 1) == 0: return None
+  return tqdm(total=total + 1, desc="codegen", unit=" kernels", delay=1.0, rate=10)
 
 def trace_schedule(ctx_id: int, items: list[ScheduleItem]) -> None:
   """Tell the tracer what schedule context ctx_id made, after run_schedule compiled it: each kernel or copy in run order
@@ -100,19 +131,24 @@ def buffer_for(b: UOp) -> Buffer:
 
 def run_schedule(items: list[ScheduleItem]) -> None:
   prepared: list[tuple[ScheduleItem, Program | None, list[UOp]]] = []
-  for it in items:
-    if it.kind == "kernel":
-      ast, bufs = (it.params_ast, it.bufs) if it.params_ast is not None else kernel_params(it)
-      prepared.append((it, get_program(ast, bufs[0].device), bufs))
-    else: prepared.append((it, None, []))
+  kernels = [(it, *((it.params_ast, it.bufs) if it.params_ast is not None else kernel_params(it))) if it.kind == "kernel" else (it, None, [])
+             for it in items]
+  bar = _compile_bar(len({(device_kind(bufs[0].device), ast) for _, ast, bufs in kernels if ast is not None and is_new(ast, bufs[0].device)}))
+  for it, ast, bufs in kernels:
+    if ast is None: prepared.append((it, None, [])); continue
+    new = bar is not None and is_new(ast, bufs[0].device)
+    prepared.append((it, get_program(ast, bufs[0].device), bufs))
+    if new: bar.update(1)  # type: ignore[union-attr]
   # one compiler call per device kind for everything new in this schedule
   by_dev: dict[str, list[Program]] = {}
   for it, p, bufs in prepared:
     if p is not None: by_dev.setdefault(bufs[0].device, []).append(p)
+  if bar is not None: bar.set_description(f"compiling {bar.n} kernels")
   for dev, progs in by_dev.items():
     st = perf_ns()
     if Device[dev].compile(progs) and (t := tracing.tracer) is not None:
       t.span("HOST", f"compile {len(progs)} kernel{'s' if len(progs) != 1 else ''}", st, perf_ns(), "compile", {"device": dev})
+  if bar is not None: bar.update(1); bar.close()
   if not side_by_side([bufs[0].device for _, p, bufs in prepared if p is not None]):
     for it, p, bufs in prepared:
       if p is None: _run_copy(it)
@@ -143,7 +179,7 @@ def _kernel_ran(dev_name: str, p: Program, nargs: int, st: int, en: int) -> None
   GlobalCounters.time_sum_s += (en - st) * 1e-9
   if (t := tracing.tracer) is not None:
     t.span(dev_name, p.name, st, en, "kernel", {"kernel": p.kernel_id, "flops": p.flops, "bytes": p.mem_bytes, "global_size": list(p.global_size)})  # type: ignore[attr-defined]
-  if DEBUG >= 2: _debug_line(dev_name, p.name, nargs, p.flops, p.mem_bytes, en - st)
+  if DEBUG >= 2: _debug_line(dev_name, colored_name(p.name, getattr(p, "axis_kinds", [])) if sys.stdout.isatty() else p.name, nargs, p.flops, p.mem_bytes, en - st)
 
 def _run_copy(it: ScheduleItem) -> None:
   exec_copy(buffer_for(it.ast.src[0]), buffer_for(it.outputs[0]).ensure_allocated())
@@ -163,7 +199,8 @@ def _copy_ran(src: Buffer, dst: Buffer, st: int, en: int) -> None:
 
 def _debug_line(dev: str, name: str, nargs: int, flops: int, mem: int, ns: int) -> None:
   s = max(ns, 1) * 1e-9
-  print(f"*** {dev:7s} {GlobalCounters.kernel_count:4d} {name:40s} arg {nargs:2d} mem {GlobalCounters.mem_used / 1e9:6.2f} GB "
+  name += " " * max(0, 40 - ansilen(name))  # a coloured name pads by its visible length
+  print(f"*** {dev:7s} {GlobalCounters.kernel_count:4d} {name} arg {nargs:2d} mem {GlobalCounters.mem_used / 1e9:6.2f} GB "
         f"tm {ns / 1e3:9.2f}us/{GlobalCounters.time_sum_s * 1e3:9.2f}ms ({flops / s / 1e9:9.2f} GFLOPS {mem / s / 1e9:7.2f} GB/s)")
 
 # ----- several host devices side by side: each device's kernels on its own queue (a thread), the copies into it on
