@@ -226,3 +226,12 @@ def test_help_shows_the_timeline_keys_and_no_live_for_a_saved_file(page, srv):
   pg.keyboard.press("Escape")
   assert "live" not in pg.locator("#conn").inner_text(), "a saved file is not live"
   assert "live" not in pg.locator("#run-title").inner_text()
+  # the sidebar folds (and the timeline takes the width), and stays folded after a reload
+  w0 = canvas_box(pg)["width"]
+  pg.locator("#side-btn").click()
+  assert not pg.locator("#sidebar").is_visible()
+  pg.wait_for_function(f"document.querySelector('#view-timeline canvas.tl-canvas').getBoundingClientRect().width > {w0 + 100}", timeout=5000)
+  pg.reload(); pg.wait_for_selector("#view-timeline[data-state=ready]", timeout=15000)
+  assert not pg.locator("#sidebar").is_visible()
+  pg.locator("#side-btn").click()
+  assert pg.locator("#sidebar").is_visible()

@@ -35,8 +35,9 @@ export function busyBins(tracks, duration, n) {
  * Paint the strip: bars of `bins` (scaled so the busiest shows full height) and the window [vp.t0, vp.t1]. The bars
  * are drawn once into `cache` (an object the caller keeps) and copied each frame: only the window box moves.
  */
-export function drawOverview(canvas, bins, vp, duration, labelW, cache = {}) {
-  const dpr = globalThis.devicePixelRatio || 1, W = canvas.clientWidth, H = canvas.clientHeight;
+export function drawOverview(canvas, bins, vp, duration, labelW, cache = {}, size = null) {
+  // size: {W, H} measured by the caller on resize; reading clientWidth here would force a layout every frame
+  const dpr = globalThis.devicePixelRatio || 1, W = size?.W ?? canvas.clientWidth, H = size?.H ?? canvas.clientHeight;
   if (!W || !H) return;
   if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) { canvas.width = Math.round(W * dpr); canvas.height = Math.round(H * dpr); }
   const g = canvas.getContext("2d");
