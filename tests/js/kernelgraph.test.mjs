@@ -112,6 +112,7 @@ test("an input buffer read by several kernels is drawn above each reader, not on
   assert.deepEqual(copies.map((c) => c.lines[0]), ["float[32] · 128 B", "float[32] · 128 B"]);
   assert.ok(copies.every((c) => c.id < 0 && g.edges.some(([a, b]) => a === c.id)));
   assert.deepEqual(g.edges.filter(([a]) => a < 0).map(([, b]) => b).sort(), [30, 40]);
+  assert.deepEqual(g.boxes.map((b) => b.drawnReads.map((r) => (r < 0 ? "copy" : r))), [["copy"], [10, "copy"]]);
   // a buffer one item writes is still one node, whatever reads it
   assert.ok(n.has(10) && has(g, 30, 10) && has(g, 10, 40));
   // opened, the kernel's UOps read its own copy

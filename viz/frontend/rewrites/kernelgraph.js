@@ -78,6 +78,7 @@ export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" 
       mine.set(b, c);
     }
     const at = (s) => mine.get(s) ?? s;
+    box.drawnReads = box.reads.map(at);  // the nodes its reads are drawn as (its own copy of a shared input)
     if (!box.expanded) { nodes.push({ id: box.id, op: box.kind === "copy" ? "COPY" : "KERNEL", dtype: "", arg: "", src: box.reads.map(at), box }); continue; }
     // the kernel's own UOps, from its SINK down to the buffers (kept as the shared buffer nodes); the STOREs no longer
     // point at the buffer they write: the buffer's edge comes from the box (the SINK), so data flows one way

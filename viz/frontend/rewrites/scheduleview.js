@@ -115,7 +115,7 @@ export class ScheduleView {
           ${k ? `<tr><td>device</td><td>${esc(k.device)}</td></tr><tr><td>global</td><td>${esc((k.global_size ?? []).join("×") || "1")}</td></tr>
           ${k.local_size?.length ? `<tr><td>local</td><td>${esc(k.local_size.join("×"))}</td></tr>` : ""}
           <tr><td>FLOPs</td><td>${fmtCount(k.flops)}</td></tr><tr><td>bytes</td><td>${fmtBytes(k.bytes)}</td></tr>` : ""}
-          <tr><td>reads</td><td>${b.reads.map(link).join(" ") || "—"}</td></tr>
+          <tr><td>reads</td><td>${(b.drawnReads ?? b.reads).map(link).join(" ") || "—"}</td></tr>
           <tr><td>writes</td><td>${b.writes.map(link).join(" ") || "—"}</td></tr>
         </table>
         ${b.kind === "kernel" ? `<button class="small" data-kbox="${b.id}">${b.expanded ? "fold its UOps" : "show its UOps here"}</button> ` : ""}

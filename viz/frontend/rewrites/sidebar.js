@@ -66,7 +66,7 @@ export class ContextList {
       if (c.n_items) {
         const sel = c.id === this.sel.ctx && this.sel.rw === undefined;
         html.push(`<div class="rw-row kernels-row${sel ? " sel" : ""}" data-ctx="${c.id}" data-kernels="" style="padding-left:${26 + depth * 14}px" title="the kernels and copies this schedule made, in run order">`
-          + `<span class="rw-name">kernels</span><span class="count">${c.n_items}</span><span class="rw-meta muted">boxes in run order · buffers between</span></div>`);
+          + `<span class="rw-name">kernels</span><span class="count">${c.n_items}</span><span class="rw-meta muted">in run order</span></div>`);
       }
       for (const r of c.rewrites) {
         const sel = r.id === this.sel.rw;

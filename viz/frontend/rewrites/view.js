@@ -397,7 +397,9 @@ export class RewritesView {
 
   nextRewrite(dir) {
     const order = this.list.rewriteOrder(), i = order.findIndex((x) => x.rw === this.p.rw);
-    const j = i < 0 ? 0 : i + dir;
+    // from a schedule's kernels (no rewrite picked): ↓ goes to its first rewrite, ↑ to the rewrite before it
+    const at = i < 0 && this.p.ctx !== undefined ? order.findIndex((x) => x.ctx === this.p.ctx) : -1;
+    const j = i >= 0 ? i + dir : at >= 0 ? (dir > 0 ? at : at - 1) : 0;
     if (j >= 0 && j < order.length) this.pick(order[j].ctx, order[j].rw);
   }
 
