@@ -9,7 +9,8 @@
 // all of that source's users, so a hub costs one dummy per layer, not one per edge) -> DFS seed order ->
 // barycenter sweeps, keeping the order with the fewest crossings -> x placement: Gauss-Seidel passes that
 // pull each node to the mean x of its neighbours, resolved per layer without overlaps by isotonic
-// regression (pool adjacent violators) -> y per layer -> each bus as one polyline, each edge's own part.
+// regression (pool adjacent violators) -> y per layer -> each bus as one polyline, each edge's own part; bus lines
+// packed side by side in a layer are drawn at one x there (a channel), so parallel long edges do not form ribbons.
 //
 // Stability: with `prev` (the previous step's positionsOf), a node that still exists keeps its x and y to the
 // last bit unless that would make it overlap another node. The previous step's layers (the distinct old y)
@@ -203,6 +204,10 @@ export function layout(nodes, edges, options = {}) {
   for (let d = n; d < N; d++) { b.x0 = Math.min(b.x0, g.x[d] + dx); b.x1 = Math.max(b.x1, g.x[d] + dx); }
   if (b.x0 === Infinity) { b.x0 = b.y0 = b.x1 = b.y1 = 0; }
 
+  // channels: bus lines packed side by side in a layer (nothing between them, edgeSep apart) are drawn as one line at
+  // their middle, so that long edges running together read as one channel instead of a ribbon of parallel lines.
+  // Only the drawing: busX (and so the next step's positions) keeps each line's own place.
+  const drawX = channels(g, dx);
   // a bus is drawn once: from its source's bottom down its dummies (a bend only where it moves sideways)
   const busPointStart = new Uint32Array(n + 1), bp = new Float32Array(4 * nd + 2 * n);
   let p = 0;
@@ -210,7 +215,7 @@ export function layout(nodes, edges, options = {}) {
     if (busBase[s + 1] > busBase[s]) {
       bp[p++] = X[s]; bp[p++] = Y[s] + h[s] / 2;
       for (let d = busBase[s], L = layer[s] + 1; d < busBase[s + 1]; d++, L++) {
-        const xd = g.x[d] + dx;
+        const xd = drawX[d - n];
         if (Math.fround(xd) !== bp[p - 2]) { bp[p++] = xd; bp[p++] = top[L]; }
         bp[p++] = xd; bp[p++] = top[L] + lh[L];
       }
@@ -224,7 +229,7 @@ export function layout(nodes, edges, options = {}) {
   for (let e = 0; e < m; e++) {
     const a = ef[e], t = et[e];
     if (a >= 0 && (layer[t] - layer[a] === 1 || straight(e))) { points[p++] = X[a]; points[p++] = Y[a] + h[a] / 2; }
-    else if (a >= 0) { const L = layer[t] - 1; points[p++] = g.x[busBase[a] + L - layer[a] - 1] + dx; points[p++] = top[L] + lh[L]; }
+    else if (a >= 0) { const L = layer[t] - 1; points[p++] = drawX[busBase[a] + L - layer[a] - 1 - n]; points[p++] = top[L] + lh[L]; }
     if (a >= 0) { points[p++] = X[t]; points[p++] = Y[t] - h[t] / 2; }
     pointStart[e + 1] = p;
   }
@@ -255,6 +260,23 @@ function layoutLR(nodes, edges, options) {
   r.bounds = { x0: b.y0, y0: b.x0, x1: b.y1, y1: b.x1 };
   r.dir = "LR";
   return r;
+}
+
+// Drawn x of each bus dummy (index d - n): runs of dummies adjacent in their layer's order and packed (at most
+// edgeSep + dummyWidth apart) share the run's middle x.
+function channels(g, dx) {
+  const { n, N, H, order, layerStart, x, o } = g, out = new Float64Array(N - n), pack = o.edgeSep + o.dummyWidth + 1e-6;
+  for (let L = 0; L <= H; L++) {
+    for (let j = layerStart[L]; j < layerStart[L + 1];) {
+      if (order[j] < n) { j++; continue; }
+      let e = j + 1;
+      while (e < layerStart[L + 1] && order[e] >= n && x[order[e]] - x[order[e - 1]] <= pack) e++;
+      const mid = (x[order[j]] + x[order[e - 1]]) / 2 + dx;
+      for (let q = j; q < e; q++) out[order[q] - n] = mid;
+      j = e;
+    }
+  }
+  return out;
 }
 
 /**
