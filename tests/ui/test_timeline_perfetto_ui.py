@@ -176,7 +176,12 @@ def test_search_steps_through_matches_with_n(page, srv):
   # non-matching names are dimmed: the mask covers only the matches
   assert pg.evaluate(f"(() => {{ const v = {TL}.debug.view, m = v.currentMask(); return v.model.names.filter((n, i) => m[i]); }})()") == ["dot.3"]
   pg.screenshot(path=str(SHOTS / "jax_search.png"))
-  # an invalid regex is plain text; no match says so
+  # the search lives in the URL: a reload finds the same matches
+  pg.wait_for_function("decodeURIComponent(location.hash).includes('tq=/^dot')", timeout=5000)
+  pg.reload(); pg.wait_for_selector("#view-timeline[data-state=ready]", timeout=15000)
+  pg.wait_for_function("document.querySelector('#view-timeline .tl-hits').textContent.includes('/ 8')", timeout=5000)
+  assert pg.locator("#view-timeline .tl-search").input_value() == "/^dot\\.\\d$/"
+  # no match says so
   pg.locator("#view-timeline .tl-search").fill("zzz-no-such-span")
   assert pg.locator("#view-timeline .tl-hits").inner_text() == "no match"
 

@@ -14,7 +14,7 @@
 //                                      {view: "rewrites", run, ctx: <kernel's codegen context id>, kernel: <kernel id>, code: 1}
 //   state?: object                     the URL's timeline params: t0, t1 (viewport, ns from the run's start,
 //                                      integers as strings or numbers), span ("<track id>:<index>"), tab
-//                                      ("kernels" | "details"), kq (the kernel filter). All optional.
+//                                      ("kernels" | "details"), kq (the kernel filter), tq (the span search). All optional.
 //   setState?(patch): void             the timeline reports changes of those params (null deletes a key);
 //                                      the shell writes them into the URL (replaceState, not a new history entry).
 //   subscribe?(fn): () => void         live messages of /ws as LiveClient delivers them ({type: "events"|"runs", ...,
@@ -359,6 +359,8 @@ class TimelineView {
     } else if (!initial && !p.span && this.selected) this.select(null, false);
     if (p.tab === "details" || p.tab === "kernels") { if (p.tab !== this.tab) this.showTab(p.tab, false); }
     if (p.kq !== undefined && String(p.kq) !== this.summaryState.filter) { this.summaryState.filter = String(p.kq); this.renderSummary(); }
+    const tq = p.tq === undefined || p.tq === null ? "" : String(p.tq);
+    if (tq !== this.search.query && (p.tq !== undefined || !initial)) { this.searchBox.value = tq; this.setSearch(tq, false, false); }
     this.requestDraw();
   }
 
@@ -470,7 +472,7 @@ class TimelineView {
   searchLater() { clearTimeout(this.searchTimer); this.searchTimer = setTimeout(() => this.setSearch(this.search.query, true), 300); }
 
   /** Find spans by name (text or /regex/): matches draw bright, the rest dimmed; N steps through them. */
-  setSearch(query, keepCur = false) {
+  setSearch(query, keepCur = false, report = true) {
     const test = nameMatcher(query);
     const cur = keepCur ? this.search.hits[this.search.cur] : null;
     if (!test || !this.model) this.search = { query: query ?? "", mask: null, hits: [], cur: -1 };
@@ -481,6 +483,7 @@ class TimelineView {
     }
     this.highlight = null;
     this.showHits();
+    if (report) this.report({ tq: query?.trim() ? query : null });
     this.requestDraw();
   }
 
