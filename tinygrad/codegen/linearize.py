@@ -22,6 +22,11 @@ class Program:
   lib_key: str = field(default="", repr=False)
   line_uops: list[list[UOp]] = field(default_factory=list, repr=False)  # per line of src: the uops it renders
   lin: UOp | None = field(default=None, repr=False)  # LINEAR(*uops): the linearize step's result, the render step's input
+  # set when the program is made (engine/realize.py): its trace ids under VIZ/PROFILE (-1: none) and per number in its
+  # name what kind of axis it counts (DEBUG=2's colours)
+  ctx_id: int = field(default=-1, repr=False)
+  kernel_id: int = field(default=-1, repr=False)
+  axis_kinds: list[str] = field(default_factory=list, repr=False)
 
 def reduce_identity(op: Ops, dtype: DType):
   if op is Ops.ADD: return 0

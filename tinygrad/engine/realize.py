@@ -65,15 +65,14 @@ def get_program(ast: UOp, device: str) -> Program:
     p.parallel = kind != "CUDA" and first is not None and first.arg[1] == "global" and first.src[0].arg >= 2 and (
       p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and not p.reduce_size)
     p.src = renderer.render(p)
-  p.ctx_id = tc.id  # type: ignore[attr-defined]
-  p.kernel_id = -1  # type: ignore[attr-defined]
+  p.ctx_id, p.kernel_id = tc.id, -1
   if (t := tracing.tracer) is not None:
     local = renderer.local_size(p) if hasattr(renderer, "local_size") else ()
-    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops, tried,  # type: ignore[attr-defined]
+    p.kernel_id = t.kernel(name, device, p.src, p.global_size, local, p.flops, p.mem_bytes, tc.id, [_uop_line(u) for u in p.uops], p.line_uops, tried,
                            axis_kinds=kernel_axis_kinds(ast))
-    t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})  # type: ignore[attr-defined]
+    t.span("HOST", f"codegen {name}", st, perf_ns(), "codegen", {"kernel": p.kernel_id})
   if DEBUG >= 4: print(p.src)
-  p.axis_kinds = kernel_axis_kinds(ast)  # type: ignore[attr-defined]
+  p.axis_kinds = kernel_axis_kinds(ast)
   progs[key] = p
   return p
 
@@ -116,7 +115,7 @@ def trace_schedule(ctx_id: int, items: list[ScheduleItem]) -> None:
       ast, bufs = (it.params_ast, it.bufs) if it.params_ast is not None else kernel_params(it)
       p = (_programs_noopt if NOOPT else _programs).get((device_kind(bufs[0].device), ast))
       reads = [b for b in bufs if b not in it.outputs]
-      out.append({"kind": "kernel", "ast": it.ast, "kernel": getattr(p, "kernel_id", None), "reads": reads, "writes": list(it.outputs)})
+      out.append({"kind": "kernel", "ast": it.ast, "kernel": p.kernel_id if p.kernel_id >= 0 else None, "reads": reads, "writes": list(it.outputs)})
     else:
       base = it.ast.src[0]
       while base.op is Ops.RESHAPE: base = base.src[0]
@@ -178,8 +177,8 @@ def exec_kernel(p: Program, dev_name: str, real: list[Buffer]) -> None:
 def _kernel_ran(dev_name: str, p: Program, nargs: int, st: int, en: int) -> None:
   GlobalCounters.time_sum_s += (en - st) * 1e-9
   if (t := tracing.tracer) is not None:
-    t.span(dev_name, p.name, st, en, "kernel", {"kernel": p.kernel_id, "flops": p.flops, "bytes": p.mem_bytes, "global_size": list(p.global_size)})  # type: ignore[attr-defined]
-  if DEBUG >= 2: _debug_line(dev_name, colored_name(p.name, getattr(p, "axis_kinds", [])) if sys.stdout.isatty() else p.name, nargs, p.flops, p.mem_bytes, en - st)
+    t.span(dev_name, p.name, st, en, "kernel", {"kernel": p.kernel_id, "flops": p.flops, "bytes": p.mem_bytes, "global_size": list(p.global_size)})
+  if DEBUG >= 2: _debug_line(dev_name, colored_name(p.name, p.axis_kinds) if sys.stdout.isatty() else p.name, nargs, p.flops, p.mem_bytes, en - st)
 
 def _run_copy(it: ScheduleItem) -> None:
   exec_copy(buffer_for(it.ast.src[0]), buffer_for(it.outputs[0]).ensure_allocated())
