@@ -416,3 +416,25 @@ test("direction: a graph with wide layers goes left to right in a wide pane; a n
   assert.equal((await pickDirection({ nodes: small }, run(small), 1280, 700)).dir, "TB", "fits: no second layout");
   assert.equal((await pickDirection({ nodes: [] }, run([]), 1280, 700)).dir, "TB");
 });
+
+test("channels: bus lines packed side by side are drawn as one line; their own places stay apart", () => {
+  const nodes = irGraph(1500, 9), r = layout(nodes, edgesFromSrc(nodes));
+  // drawn x of each bus per layer (from its polyline's vertical runs) against its own x (busX)
+  const drawn = new Map(), own = new Map();  // "layer:x" -> count of buses drawn there / placed there
+  let merged = 0;
+  for (let s = 0; s < nodes.length; s++) {
+    const pts = r.busPoints.subarray(r.busPointStart[s], r.busPointStart[s + 1]);
+    for (let d = r.busStart[s], L = r.layer[s] + 1; d < r.busStart[s + 1]; d++, L++) {
+      const bottom = r.layerBottom[L];
+      let x = null;
+      for (let j = 0; j + 1 < pts.length; j += 2) if (Math.abs(pts[j + 1] - bottom) < 1e-3) x = pts[j];
+      assert.ok(x !== null, `bus of ${s} has no point at the bottom of layer ${L}`);
+      const k = `${L}:${x}`, o = `${L}:${r.busX[d]}`;
+      drawn.set(k, (drawn.get(k) ?? 0) + 1);
+      own.set(o, (own.get(o) ?? 0) + 1);
+      if (Math.abs(x - r.busX[d]) > 1e-3) merged++;
+    }
+  }
+  assert.ok([...drawn.values()].some((c) => c > 1) && merged > 0, "no two buses share a channel");
+  assert.ok([...own.values()].every((c) => c === 1), "two buses placed at one x of a layer");
+});
