@@ -73,9 +73,13 @@ def test_first_view_is_readable_and_shows_the_match(sized, artifacts):
 def test_code_pane_leaves_the_graph_half_the_width_and_the_title_its_file_line(sized, artifacts):
   page = sized
   rw, n = open_kernel(page)
+  page.wait_for_timeout(200)
+  centre = page.evaluate(CAMERA)
   page.click("#code-btn")
   page.wait_for_selector("#code-pane .code-line")
   page.wait_for_timeout(200)
+  now = page.evaluate(CAMERA)
+  assert abs(now["x"] - centre["x"]) < 1 and abs(now["y"] - centre["y"]) < 1, f"the graph's middle moved: {centre} -> {now}"
   w = page.evaluate("() => innerWidth")
   graph = page.locator("#graph-wrap").bounding_box()
   assert graph["width"] >= w / 2 - 1, f"graph {graph['width']:.0f} px of {w}"
@@ -91,6 +95,12 @@ def test_code_pane_leaves_the_graph_half_the_width_and_the_title_its_file_line(s
   page.mouse.move(s["x"] + 3, s["y"] + 100); page.mouse.down(); page.mouse.move(s["x"] - 400, s["y"] + 100, steps=4); page.mouse.up()
   page.wait_for_timeout(150)
   assert page.locator("#graph-wrap").bounding_box()["width"] >= w / 2 - 1, "a splitter took the graph below half"
+  side = page.locator("#sidebar").bounding_box()["width"]
+  s = page.locator("#split-sidebar").bounding_box()
+  page.mouse.move(s["x"] + 3, s["y"] + 200); page.mouse.down(); page.mouse.move(s["x"] + 83, s["y"] + 200, steps=4); page.mouse.up()
+  page.wait_for_timeout(150)
+  assert abs(page.locator("#sidebar").bounding_box()["width"] - side - 80) < 2, "the sidebar's splitter does not move it"
+  assert page.locator("#graph-wrap").bounding_box()["width"] >= w / 2 - 1, "a wider sidebar took the graph below half"
   shot(page, artifacts, "code_open")
 
 def test_url_restores_camera_and_direction(sized, artifacts):

@@ -30,7 +30,8 @@ export class GraphCanvas {
     this.frames = 0;
     this.hover = -1;
     this.resize();
-    new ResizeObserver(() => { this.resize(); this.request(); }).observe(canvas.parentElement);
+    // a pane that changes size (the code pane opens, a splitter moves) keeps what was in its middle there
+    new ResizeObserver(() => { const c = this.getCamera(); this.resize(); if (this.n) this.setCamera(c); else this.request(); }).observe(canvas.parentElement);
     this.bindInput();
   }
 
