@@ -15,6 +15,7 @@ SMOKE: list[tuple[str, list[str], str]] = [
   ("capture_bench", [PY, "bench/capture_bench.py", "--quick", "--reps", "1"], "VIZ=-1"),
   ("server_bench", [PY, "bench/server_bench.py", "--quick"], "events/s"),
   ("keepalive_bench", [PY, "bench/keepalive_bench.py", "10"], "kept-alive"),
+  ("hardening_bench", [PY, "bench/hardening_bench.py", "--quick"], "json.load"),
   ("load_bench", [PY, "bench/load_bench.py", "--spans", "2000", "--runs", "1"], "json"),
   ("timeline_bench", [PY, "bench/timeline_bench.py", "--spans", "5000"], "ms"),
   ("render_bench", [PY, "bench/render_bench.py", "200"], "ms"),

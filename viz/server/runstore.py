@@ -91,6 +91,9 @@ class RunStore:
     assert isinstance(run, Run)
     self.hub.runs[rid] = Unloaded(run, self.sources[rid], self.stamps.get(rid))  # type: ignore[assignment]
     for key in [k for k in self.hub._messages if k[0] == rid]: del self.hub._messages[key]
+    # its one reference cycle (a live run's timeline reads details back through the run): broken, the index is freed
+    # now; left to the collector, whose full passes the server makes rare (serve.py), it was kept for many runs
+    run.timeline.spill = None
     self.n_evicted += 1
 
   def _read(self, u: Unloaded) -> Run:
