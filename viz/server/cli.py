@@ -114,7 +114,8 @@ USAGE = """usage: tinyviz FILE... [--port N] [--host H] [--no-browser] [--merge 
        tinyviz merge A B ... -o OUT                             several processes' traces as one run on one clock
        tinyviz export FILE [FILE2] --chrome OUT.json[.gz]       the timeline for Perfetto / chrome://tracing
        (FILE: ours, Chrome JSON, or real tinygrad's rewrites.pkl.USER / profile.pkl.USER; those two make one run)
-       tinyviz serve [FILE...] [--state-file P] [--idle-exit S] the server VIZ=1 scripts stream to
+       tinyviz serve [FILE...] [--state-file P] [--idle-exit S] [--spool-mb MB]
+                                                                the server VIZ=1 scripts stream to
        tinyviz status | tinyviz stop                            this user's server: its URL / end it"""
 
 def main(argv: list[str] | None = None) -> int:
