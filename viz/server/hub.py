@@ -30,7 +30,7 @@ class Browser:
     self.wake = asyncio.Event()
     self.wake.set()
 
-INGEST_SLICE = 1000  # events decoded or indexed between two yields to the event loop: a few ms of work
+INGEST_SLICE = 250  # events decoded or indexed between two yields to the event loop: ~10 ms on an idle core
 
 class Hub:
   def __init__(self, spool_dir: str):
