@@ -144,9 +144,14 @@ class TimelineView {
     on(this.canvas, "pointermove", e => this.onMove(e));
     on(this.canvas, "pointerup", e => this.onUp(e));
     on(this.canvas, "pointerleave", () => { this.mouseX = null; this.hoverRow = null; this.setHover(null); this.requestDraw(); });
-    on(this.searchBox, "input", () => this.setSearch(this.searchBox.value));
+    // a search over a million spans takes a while: run it when typing pauses (Enter runs it at once)
+    on(this.searchBox, "input", () => { clearTimeout(this.searchTimer); this.searchTimer = setTimeout(() => this.setSearch(this.searchBox.value), 150); });
     on(this.searchBox, "keydown", e => {
-      if (e.key === "Enter") { e.preventDefault(); this.stepSearch(e.shiftKey ? -1 : 1); }
+      if (e.key === "Enter") {
+        e.preventDefault();
+        if (this.searchBox.value !== this.search.query) { clearTimeout(this.searchTimer); this.setSearch(this.searchBox.value); }
+        this.stepSearch(e.shiftKey ? -1 : 1);
+      }
       else if (e.key === "Escape") { this.searchBox.value = ""; this.setSearch(""); this.canvas.focus({ preventScroll: true }); }
     });
     on(this.flowsBox, "change", () => { this.settings.allFlows = this.flowsBox.checked; this.saveSettings(); this.requestDraw(); });
@@ -196,7 +201,7 @@ class TimelineView {
     this.dead = true;
     for (const d of this.disposers) d();
     this.unsubscribe?.();
-    clearTimeout(this.refreshTimer); clearTimeout(this.reportTimer);
+    clearTimeout(this.refreshTimer); clearTimeout(this.reportTimer); clearTimeout(this.searchTimer); clearTimeout(this.researchTimer);
     cancelAnimationFrame(this.raf); cancelAnimationFrame(this.keyRaf);
     this.el.replaceChildren();
     this.el.classList.remove("tl");
@@ -469,7 +474,8 @@ class TimelineView {
 
   // *** search ***
 
-  searchLater() { clearTimeout(this.searchTimer); this.searchTimer = setTimeout(() => this.setSearch(this.search.query, true), 300); }
+  /** New spans arrived: search again (the typed query, whether or not its own search has run yet). */
+  searchLater() { clearTimeout(this.researchTimer); this.researchTimer = setTimeout(() => this.setSearch(this.searchBox.value, true), 300); }
 
   /** Find spans by name (text or /regex/): matches draw bright, the rest dimmed; N steps through them. */
   setSearch(query, keepCur = false, report = true) {
