@@ -438,3 +438,23 @@ test("channels: bus lines packed side by side are drawn as one line; their own p
   assert.ok([...drawn.values()].some((c) => c > 1) && merged > 0, "no two buses share a channel");
   assert.ok([...own.values()].every((c) => c === 1), "two buses placed at one x of a layer");
 });
+
+test("beside: a removed node whose replacement is its own source is drawn right under it", () => {
+  const nodes = irGraph(1000, 11), r0 = layout(nodes, edgesFromSrc(nodes)), prev = positionsOf(nodes, r0);
+  let checked = 0;
+  for (const victim of [250, 450, 650, 850]) {
+    const v = nodes[victim], s0 = v.src[0];
+    if (s0 === undefined || hubIds(nodes).includes(s0)) continue;
+    // x + 0 -> x: the victim's users read its first source; the victim stays drawn, removed, with its sources
+    const next = [...nodes.filter((u) => u.id !== victim).map((u) => ({ ...u, src: u.src.map((s) => (s === victim ? s0 : s)) })), { ...v }];
+    const r = layout(next, edgesFromSrc(next), { prev, beside: new Map([[victim, s0]]) });
+    const i = next.length - 1, j = next.findIndex((u) => u.id === s0);
+    assert.equal(r.layer[i], r.layer[j] + 1, "in the layer right under its replacement");
+    // under it: its centre under its replacement's box (bus lines and the old nodes beside it may hold it off a little)
+    assert.ok(Math.abs(r.x[i] - r.x[j]) < next[j].width / 2, `${r.x[i] - r.x[j]}px off its replacement's x`);
+    assertNoOverlap(next, r);
+    assertDownward(next, edgesFromSrc(next), r);
+    checked++;
+  }
+  assert.ok(checked >= 2);
+});

@@ -94,6 +94,7 @@ export function layout(nodes, edges, options = {}) {
   // oldY[L]: the y the layer had in the previous step (NaN: a layer new in this step)
   const minSep = Math.min(o.minRankSep, o.rankSep);
   const { layer, H, oldY, keptIn } = stable ? layerStable(n, live, ef, et, was, h, o.rankSep, minSep) : layerALAP(n, live, ef, et);
+  const besideTo = stable && o.beside ? besideLayers(n, live, ef, et, layer, H, index, lookup(o.beside), nodes) : null;
 
   // dummies: source s gets one bus node per layer from layer[s]+1 down to the layer above its lowest long-edge user
   const busEnd = new Int32Array(n).fill(-1);
@@ -155,15 +156,9 @@ export function layout(nodes, edges, options = {}) {
       }
     } else for (let d = busBase[i], k = 0; d < busBase[i + 1] && k < bus.length; d++, k++) { anchor[d] = BUS_ANCHOR; ax[d] = bus[k]; }
   }
+  // besideOf[v]: the node v is drawn next to (in its layer) or right under (in the layer below); -1: none
   const besideOf = new Int32Array(N).fill(-1);
-  if (anchors && o.beside) {
-    const get = lookup(o.beside);
-    for (let i = 0; i < n; i++) {
-      const t = index.get(get(nodes[i].id));
-      if (t === undefined || t === i || !live[i] || !live[t] || layer[t] !== layer[i] || besideOf[t] >= 0) continue;
-      besideOf[i] = t; anchor[i] = 0;
-    }
-  }
+  if (anchors && besideTo) for (let i = 0; i < n; i++) if (besideTo[i] >= 0) { besideOf[i] = besideTo[i]; anchor[i] = 0; }
   g.besideOf = besideOf;
   if (anchors) {
     // of two old nodes that would overlap, one that left its old layer gives way first, then the later one
@@ -497,6 +492,28 @@ function layerStable(n, live, ef, et, was, h, rankSep, minSep) {
   return best;
 }
 
+// With `beside` (v -> t): a node v with no users may move to the layer of t (drawn next to it), or to the layer right
+// below t when t is one of its sources (drawn under it), if its sources all stay above. Changes layer in place;
+// returns Int32Array(n): t's index for each v that ends in one of those two places, else -1.
+function besideLayers(n, live, ef, et, layer, H, index, get, nodes) {
+  const out = new Int32Array(n).fill(-1), users = new Uint8Array(n), low = new Int32Array(n).fill(-1);
+  for (let e = 0; e < ef.length; e++) {
+    if (ef[e] < 0) continue;
+    users[ef[e]] = 1;
+    if (layer[ef[e]] > low[et[e]]) low[et[e]] = layer[ef[e]];
+  }
+  const taken = new Uint8Array(n);
+  for (let v = 0; v < n; v++) {
+    const t = index.get(get(nodes[v].id));
+    if (t === undefined || t === v || !live[v] || !live[t] || taken[t]) continue;
+    let src = false;
+    for (let e = 0; e < ef.length && !src; e++) src = ef[e] === t && et[e] === v;
+    const L = src ? layer[t] + 1 : layer[t];
+    if (L === layer[v] || (!users[v] && L <= H && low[v] < L)) { layer[v] = L; out[v] = t; taken[t] = 1; }
+  }
+  return out;
+}
+
 // Keep the dummy count within budget (a pathological graph can ask for O(V^2)): the longest buses go
 // first; their long edges are then drawn straight and left out of ordering and placement.
 function capBuses(n, layer, busEnd, budget) {
@@ -640,7 +657,7 @@ function orderByAnchors(g, anchor, ax, rank) {
   // nodes no anchor reaches (a new component) go to the right end
   for (let v = 0; v < N; v++) if (key[v] !== key[v]) key[v] = hi + g.o.nodeWidth;
   for (let L = 0; L <= H; L++) fitIntoGaps(g, L, anchor, ax, key);
-  for (let v = 0; v < n; v++) if (g.besideOf[v] >= 0) key[v] = key[g.besideOf[v]] + 0.01;  // sorts right after it
+  for (let v = 0; v < n; v++) if (g.besideOf[v] >= 0) key[v] = key[g.besideOf[v]] + 0.01;  // right after it, or under it
   for (let v = 0; v < N; v++) { g.x[v] = key[v]; lo = Math.min(lo, key[v]); hi = Math.max(hi, key[v]); }
   const scale = hi > lo ? 2 ** 31 / (hi - lo) : 1;  // into [0, 2^31] for the packed sort
   for (let v = 0; v < N; v++) key[v] = (key[v] - lo) * scale;
@@ -777,6 +794,21 @@ function placeXStable(g, anchor, ax) {
     const s = layerStart[L], e = layerStart[L + 1];
     if (s === e) continue;
     for (let j = s; j < e; j++) { const v = order[j]; fixed[j] = v < n && anchor[v] === NODE_ANCHOR ? 1 : 0; }
+    // a node drawn beside (under) another: the fixed nodes on either side that would leave it no room at the place
+    // it wants give way, as far as it pushes them (the items between packed at their least gaps)
+    for (let j = s; j < e; j++) {
+      const v = order[j], t = v < n ? g.besideOf[v] : -1;
+      if (t < 0 || anchor[t] !== NODE_ANCHOR) continue;
+      const at = ax[t] + (g.lay[t] === g.lay[v] ? gap(g, t, v) : 0);
+      for (let q = j + 1, c = at; q < e; q++) {
+        c += gap(g, order[q - 1], order[q]);
+        if (fixed[q]) { if (ax[order[q]] < c - 1e-6) fixed[q] = 0; else break; }
+      }
+      for (let q = j - 1, c = at; q >= s; q--) {
+        c -= gap(g, order[q], order[q + 1]);
+        if (fixed[q]) { if (ax[order[q]] > c + 1e-6) fixed[q] = 0; else break; }
+      }
+    }
     for (let round = 0, changed = true; changed; round++) {
       changed = false;
       let j0 = -1;
@@ -809,7 +841,7 @@ function placeXStable(g, anchor, ax) {
           const v = order[j];
           if (anchor[v]) { want[j] = ax[v]; wt[j] = anchor[v]; continue; }
           const t = v < n ? g.besideOf[v] : -1;
-          if (t >= 0) { want[j] = x[t] + gap(g, t, v); wt[j] = NODE_ANCHOR; continue; }
+          if (t >= 0) { want[j] = x[t] + (g.lay[t] === g.lay[v] ? gap(g, t, v) : 0); wt[j] = 8 * NODE_ANCHOR; continue; }
           let sum = 0, c = 0;
           for (let q = up.start[v]; q < up.start[v + 1]; q++) { sum += x[up.list[q]]; c++; }
           for (let q = down.start[v]; q < down.start[v + 1]; q++) { sum += x[down.list[q]]; c++; }
