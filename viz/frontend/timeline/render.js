@@ -160,7 +160,18 @@ export class Renderer {
       this.kparts.set(id, parts);
     }
     if (!parts || parts.total > avail) return false;
-    for (const q of parts) { g.fillStyle = q.color; g.fillText(q.text, x, y); x += q.w; }
+    // drawn once into a small bitmap and copied: a label of n axes is 2n+1 fillText calls, and text is most of a
+    // zoomed-in frame's time
+    if (!parts.img || parts.dpr !== this.dpr) {
+      const W = Math.ceil(parts.total) + 2, H = 16, img = typeof OffscreenCanvas === "function" ? new OffscreenCanvas(1, 1) : document.createElement("canvas");
+      img.width = Math.ceil(W * this.dpr); img.height = Math.ceil(H * this.dpr);
+      const c = img.getContext("2d");
+      c.scale(this.dpr, this.dpr); c.font = FONT; c.textBaseline = "middle";
+      let px = 0;
+      for (const q of parts) { c.fillStyle = q.color; c.fillText(q.text, px, H / 2); px += q.w; }
+      Object.assign(parts, { img, dpr: this.dpr, W, H });
+    }
+    g.drawImage(parts.img, x, y - parts.H / 2, parts.W, parts.H);
     return true;
   }
 
