@@ -18,6 +18,8 @@ Variable = UOp.variable
 if _os.environ.get("VIZ") or _os.environ.get("PROFILE"):
   try:
     from profiler import settings as _settings
+    from tinygrad import helpers as _helpers
+    _helpers.VIZ.value, _helpers.PROFILE.value = _settings.level("VIZ"), _settings.level("PROFILE")
     if (_mode := _settings.mode()) is not None:
       from profiler import recorder as _recorder
       from tinygrad import tracing as _tracing

@@ -63,7 +63,8 @@ JIT = ContextVar("JIT", 1)      # JIT=0: TinyJit runs the Python function every 
 DEFAULT_FLOAT = ContextVar("DEFAULT_FLOAT", "float32", live=(_default_dtype("default_float"), _default_dtype("default_float")))
 DEFAULT_INT = ContextVar("DEFAULT_INT", "int32", live=(_default_dtype("default_int"), _default_dtype("default_int")))
 # what the import saw (the profiler reads them once, then): a Context cannot change them
-VIZ, PROFILE = ContextVar("VIZ", 0), ContextVar("PROFILE", 0)
+VIZ, PROFILE = ContextVar("VIZ", ""), ContextVar("PROFILE", "")  # "": not parsed here (VIZ=false is fine)
+VIZ.value = PROFILE.value = 0  # tinygrad/__init__.py puts profiler.settings' reading here, the one reader
 VIZ.lacks = PROFILE.lacks = "VIZ and PROFILE are read once, when tinygrad is imported: set them in the environment"
 # tinygrad's kernel-search and scheduling knobs: accepted (scripts and tinygrad's tests set them) with no effect here,
 # where they could only change speed: every kernel's plans are searched and remembered anyway (BEAM, IGNORE_BEAM_CACHE),
