@@ -33,6 +33,7 @@ export class Renderer {
     this.rects = new Rects(4096);
     this.textW = new Map();  // gid -> measured label width (px)
     this.kparts = new Map();  // gid -> a kernel name's coloured parts [{text, color, w}] (null: not a kernel name)
+    this.images = new Map();  // label key -> {img, dpr, W, H}: whole labels drawn once (textImage)
     this.rowW = new Map();  // "avail|font|label" -> the label as it fits (cut with an ellipsis)
     this.charW = 6.2;
   }
@@ -143,7 +144,7 @@ export class Renderer {
     const g = this.g;
     let w = this.textW.get(id);
     if (w === undefined) { w = g.measureText(s).width; this.textW.set(id, w); if (s.length) this.charW = 0.9 * this.charW + 0.1 * (w / s.length); }
-    if (w <= avail) { g.fillText(s, x, y); return; }
+    if (w <= avail) { g.drawImage(...this.textImage(id, [{ text: s, color: THEME.spanText, w }], w, x, y)); return; }
     const fit = Math.floor((avail - 8) / (w / s.length));
     if (fit >= 2) g.fillText(s.slice(0, fit) + "…", x, y);
   }
@@ -151,7 +152,10 @@ export class Renderer {
   /** A kernel name with its axes coloured by kind (kernelname.js), when it fits whole; false when it does not. */
   kernelLabel(s, id, kid, m, x, y, avail) {
     const g = this.g;
-    if (this.kpartsFor !== m.kernels.size) { this.kparts.clear(); this.kpartsFor = m.kernels.size; }  // records arrived: exact kinds
+    if (this.kpartsFor !== m.kernels.size) {  // records arrived: exact kinds
+      this.kparts.clear(); this.kpartsFor = m.kernels.size;
+      for (const key of this.images.keys()) if (key < 0) this.images.delete(key);
+    }
     let parts = this.kparts.get(id);
     if (parts === undefined) {
       const p = parseKernelName(s, kernelHints(m.kernels.get(kid)));
@@ -160,19 +164,28 @@ export class Renderer {
       this.kparts.set(id, parts);
     }
     if (!parts || parts.total > avail) return false;
-    // drawn once into a small bitmap and copied: a label of n axes is 2n+1 fillText calls, and text is most of a
-    // zoomed-in frame's time
-    if (!parts.img || parts.dpr !== this.dpr) {
-      const W = Math.ceil(parts.total) + 2, H = 16, img = typeof OffscreenCanvas === "function" ? new OffscreenCanvas(1, 1) : document.createElement("canvas");
+    g.drawImage(...this.textImage(~id, parts, parts.total, x, y));  // ~id: kernel labels apart from plain ones
+    return true;
+  }
+
+  /**
+   * drawImage's arguments for a whole label at (x, middle y): its parts drawn once into a small bitmap, then copied.
+   * Text is most of a zoomed-in frame's time (a kernel name of n axes is 2n+1 fillText calls); a copy is cheap.
+   * Bitmaps are kept per name id (at most 4,000; then they are drawn again as needed).
+   */
+  textImage(key, parts, width, x, y) {
+    let e = this.images.get(key);
+    if (!e || e.dpr !== this.dpr) {
+      if (this.images.size >= 4000) this.images.clear();
+      const W = Math.ceil(width) + 2, H = 16, img = typeof OffscreenCanvas === "function" ? new OffscreenCanvas(1, 1) : document.createElement("canvas");
       img.width = Math.ceil(W * this.dpr); img.height = Math.ceil(H * this.dpr);
       const c = img.getContext("2d");
       c.scale(this.dpr, this.dpr); c.font = FONT; c.textBaseline = "middle";
       let px = 0;
       for (const q of parts) { c.fillStyle = q.color; c.fillText(q.text, px, H / 2); px += q.w; }
-      Object.assign(parts, { img, dpr: this.dpr, W, H });
+      this.images.set(key, e = { img, dpr: this.dpr, W, H });
     }
-    g.drawImage(parts.img, x, y - parts.H / 2, parts.W, parts.H);
-    return true;
+    return [e.img, x, y - e.H / 2, e.W, e.H];
   }
 
   /** Rectangle indices ordered by colour slot (counting sort); this.slotStarts[c] is where slot c begins. */
