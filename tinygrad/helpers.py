@@ -27,7 +27,11 @@ class ContextVar:
   code asking `if IMAGE:` should see here; setting it otherwise raises, saying why. live: (get, set) of engine state
   the setting stands for (TRAINING: Tensor.training), set on Context's entry and put back on its exit."""
   _all: dict[str, ContextVar] = {}
+  def __new__(cls, key: str, *args: Any, **kwargs: Any) -> ContextVar:
+    # one setting, one object: ContextVar("DEBUG", 0) anywhere (another module, inside a Context) is the same DEBUG
+    return ContextVar._all[key] if key in ContextVar._all else super().__new__(cls)
   def __init__(self, key: str, default: Any, lacks: str | None = None, live: tuple[Any, Any] | None = None):
+    if ContextVar._all.get(key) is self: return  # made before: keeps its value
     self.key, self.default, self.lacks, self.live = key, default, lacks, live
     self.value = _env(key, default)
     if lacks is not None and self.value != default:
@@ -89,6 +93,16 @@ EMULATE = ContextVar("EMULATE", "", lacks="this engine emulates no other device"
 EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "", lacks="this engine emulates no dtypes: each dtype it has runs natively")
 VALIDATE_WITH_CPU = ContextVar("VALIDATE_WITH_CPU", 0, lacks="this engine does not re-run kernels on CPU to check them")
 CI = bool(_env("CI", ""))
+
+class _Dev(ContextVar):
+  """DEV, the device asked for (DEV=CPU, DEV=CUDA:1); tinygrad's tests read DEV.device / DEV.interface off it. This
+  engine picks no interface, renderer or arch by name: those are ''. Device.DEFAULT reads DEV once, so Context can't
+  change it."""
+  @property
+  def device(self) -> str: return str(self.value).partition(":")[0].upper()
+  interface = renderer = arch = ""
+DEV = _Dev("DEV", "")
+DEV.lacks = "DEV is read once, by Device.DEFAULT: set it in the environment (or pass device= to a tensor)"
 
 class Context:
   """with Context(DEBUG=2, TRAINING=1): ... sets those for the block (also usable as a decorator). An unknown name is a
@@ -183,12 +197,14 @@ def unwrap(x: T | None) -> T:
 def get_single_element(x: Sequence[T]) -> T:
   if len(x) != 1: raise ValueError(f"expected one element, got {len(x)}: {x!r}")
   return x[0]
+class MergeError(ValueError, AssertionError):
+  """Two values for one key: a ValueError, and the AssertionError tinygrad raises."""
 def merge_dicts(ds: Iterable[dict]) -> dict:
   """One dict of all; a key given two different values is an error (tinygrad's merge of variable bindings)."""
   out: dict = {}
   for d in ds:
     for k, v in d.items():
-      if k in out and out[k] != v: raise ValueError(f"merge_dicts: {k!r} is both {out[k]!r} and {v!r}")
+      if k in out and out[k] != v: raise MergeError(f"merge_dicts: {k!r} is both {out[k]!r} and {v!r}")
       out[k] = v
   return out
 def get_child(obj: Any, key: str) -> Any:
@@ -198,6 +214,18 @@ def get_child(obj: Any, key: str) -> Any:
     elif isinstance(obj, dict): obj = obj[k]
     else: obj = getattr(obj, k)
   return obj
+def strip_parens(fst: str) -> str:
+  """'(a+b)' -> 'a+b', only when the outer parentheses match each other ('(int)(1+2)' is kept)."""
+  if not (fst[:1] == "(" and fst[-1:] == ")"): return fst
+  depth = 0
+  for c in fst[1:-1]:
+    depth += (c == "(") - (c == ")")
+    if depth < 0: return fst
+  return fst[1:-1] if depth == 0 else fst
+def mv_address(mv: memoryview) -> int:
+  """The address of a writable memoryview's first byte (for Tensor.from_blob)."""
+  import ctypes
+  return ctypes.addressof(ctypes.c_char.from_buffer(mv))
 def pluralize(st: str, cnt: int) -> str: return f"{cnt} {st}" + ("" if cnt == 1 else "s")
 def to_function_name(s: str) -> str:
   """s as a C identifier: letters, digits and _ kept, every other character as its hex code."""

@@ -600,6 +600,8 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return x
   def __getitem__(self, idx) -> Tensor:
     idx = idx if isinstance(idx, tuple) else (idx,)
+    # a bound variable (Variable(...).bind(n)) indexes as its value: shapes here are concrete (docs/engine.md)
+    idx = tuple(int(i) if isinstance(i, UOp) and i.op is Ops.BIND else i for i in idx)
     if any(isinstance(i, (Tensor, list, tuple)) for i in idx): return self._fancy_index(idx)
     if sum(i is Ellipsis for i in idx) > 1: raise IndexError("an index can only have a single ellipsis")
     n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
