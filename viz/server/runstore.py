@@ -123,7 +123,7 @@ class RunStore:
   async def load(self, rid: int) -> Run | str | None:
     """The run, read again in a thread if it was let go (the event loop keeps serving meanwhile); a message saying why
     when it cannot be; None when there is no such run."""
-    r = self.hub.runs.get(rid)
+    if (r := self.hub.runs.get(rid)) is None: return None  # (no entry kept for ids that were never runs)
     self.viewed[rid] = time.monotonic()
     if not isinstance(r, Unloaded): return r
     if (task := self._loading.get(rid)) is None:
