@@ -11,7 +11,7 @@ const COLORS = {
   text: "#e6edf3", textDim: "#aab4c3", bg: "#14171c",
 };
 const TEXT_MIN_ZOOM = 0.42, ROUND_MIN_ZOOM = 0.6, ARROW_MIN_ZOOM = 0.55;
-const MINIMAP_MIN_NODES = 40, READABLE_ZOOM = 0.3;
+const MINIMAP_MIN_NODES = 40;
 /** The zoom of a first view: node text at 11 CSS px (FONT_PX), above the 10 px a reader needs. */
 export const READ_ZOOM = 1;
 /** The least zoom at which node text still reads (10 CSS px): a graph that fits at this zoom is fitted. */
