@@ -652,9 +652,10 @@ class TimelineView {
 
   plotX(e) { return e.offsetX - LABEL_W; }
   plotW() { return Math.max(this.renderer.width - LABEL_W, 1); }
-  contentY(e) {
-    const y = e.offsetY - HEADER_H;
-    return y < (this.model?.pinnedH ?? 0) ? y : y + this.scroller.scrollTop;  // pinned rows do not scroll
+  contentY(e) { return this.contentYAt(e.offsetY, this.scroller.scrollTop); }
+  contentYAt(offsetY, scroll) {
+    const y = offsetY - HEADER_H;
+    return y < (this.model?.pinnedH ?? 0) ? y : y + scroll;  // pinned rows do not scroll
   }
 
   /** The span under a pointer event, as {track, index}, or null. */
@@ -725,7 +726,7 @@ class TimelineView {
       this.scroller.scrollTop = d.scroll - dy;
     } else {
       const ta = timeAt(this.vp, d.x - LABEL_W, this.plotW()), tb = timeAt(this.vp, Math.max(e.offsetX, LABEL_W) - LABEL_W, this.plotW());
-      const ya = d.y - HEADER_H + d.scroll, yb = this.contentY(e);
+      const ya = this.contentYAt(d.y, d.scroll), yb = this.contentY(e);
       const crossed = this.model.rows.filter(r => d.allTracks || (r.y + r.h > Math.min(ya, yb) && r.y < Math.max(ya, yb)));
       const tracks = new Set(crossed.filter(r => r.kind === "track").map(r => r.track.id));
       const counters = new Set(crossed.filter(r => r.kind === "counter").map(r => r.counter.id));
