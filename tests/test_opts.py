@@ -164,3 +164,19 @@ def test_the_chosen_plan_is_remembered_across_processes(tmp_path):
   assert first["searched"] >= 1 and first["remembered"] == 0
   assert second["searched"] == 0 and second["remembered"] == first["searched"]
   assert src1 == src2
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_pruning_keeps_the_winning_plan(case):
+  """The plans left out before building (every load and store a cache line apart along the lanes) never include the
+  one the full search picks; and pruning does leave plans out: a matmul's row lanes, whose every load is strided."""
+  from tinygrad.codegen.cost import loop_cost
+  from tinygrad.codegen.opts import merge_reduce_loops
+  from tinygrad.uop.ops import untraced_rewrites
+  sink, granges = lower_kernel(_kernel(CASES[case][0]())[0])
+  with untraced_rewrites():
+    sink = merge_reduce_loops(sink)
+    kept = [n for n, _ in candidate_plans(sink, granges, vector=8, prune=True)]
+    built = [(n, loop_cost(res[0])) for n, plan in candidate_plans(sink, granges, vector=8) if (res := plan()) is not None]
+  assert min(built, key=lambda b: b[1])[0] in kept, (built, kept)
+  big = lower_kernel(_kernel(T(64, 256) @ T(256, 128))[0])
+  assert len(candidate_plans(*big, vector=8, prune=True)) < len(candidate_plans(*big, vector=8))

@@ -7,7 +7,7 @@ from tinygrad import tracing
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite, graph_step, untraced_rewrites, track_context
-from tinygrad.uop.symbolic import symbolic
+from tinygrad.uop.symbolic import symbolic, _terms
 from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
 from tinygrad.codegen.cost import loop_cost
@@ -121,14 +121,31 @@ def merge_reduce_loops(sink: UOp) -> UOp:
 
 Plan = Callable[[], "tuple[UOp, list[UOp]] | None"]
 
+PRUNE = True  # skip, before building them, vector plans whose every load and store would be gathered (see _strided_only)
+MIN_PRUNED_STRIDE = 64  # floats: each lane of a gather a cache line (or more) from the next
+
+def _strided_only(sink: UOp, r: UOp) -> bool:
+  """A cheap estimate before a plan is built: every load and store that moves with range r moves by a constant stride
+  of at least MIN_PRUNED_STRIDE (a matmul's rows), so lanes along r would gather every load and scatter every store a
+  cache line apart. Shorter strides stay (a 4x4 image's channels, stride 16, gather well enough to win sometimes),
+  and any other form (r alone, inside a division) counts as maybe contiguous: the plan is built. Building the plans
+  is most of a first run's codegen (vectorize tests each load's lanes by rewriting)."""
+  for u in sink.toposort():
+    if u.op not in (Ops.LOAD, Ops.STORE) or r not in (idx := u.src[1]).toposort(): continue
+    for t in _terms(idx):
+      if t is r: return False
+      if r in t.toposort() and not (t.op is Ops.MUL and t.src[0] is r and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= MIN_PRUNED_STRIDE): return False
+  return True
+
 def lanes_of(vector: bool | int) -> int:
   """The widest vector in floats: True is 16 (AVX-512), an int the device's own width (8 with AVX2), False none."""
   return 16 if vector is True else int(vector)
 
-def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcast: int = MAX_UPCAST) -> list[tuple[str, Plan]]:
+def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcast: int = MAX_UPCAST, prune: bool = False) -> list[tuple[str, Plan]]:
   """(name, build) for every way to optimize the kernel: scalar copies per upcast, lanes along each output dim that
   vectors fit, lanes along the reduction. A build returns (kernel, global ranges), or None where the plan can't apply.
-  vector: see lanes_of; wider vectors than the machine's registers are split by the C compiler into slow code."""
+  vector: see lanes_of; wider vectors than the machine's registers are split by the C compiler into slow code. prune:
+  leave out the vector plans along a dim that no load or store walks contiguously (_strided_only)."""
   nid = _next_range_id(sink)
   if not any(u.op is Ops.REDUCE for u in sink.toposort()): return []  # elementwise: the C compiler vectorizes these itself
   ups = choose_upcasts(sink, granges, budget=max_upcast, first=tuple(f for f in (16, 8, 4) if f <= max_upcast), rest=tuple(f for f in (8, 4) if f <= max_upcast))
@@ -138,7 +155,7 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
   out: list[tuple[str, Plan]] = [("scalar", scalar)]
   if (lanes := lanes_of(vector)) >= 4 and not getenv("NOVEC", 0):
     for g in granges:
-      if _width(g, lanes) is None or not g.src[0].arg: continue
+      if _width(g, lanes) is None or not g.src[0].arg or (prune and _strided_only(sink, g)): continue
       tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES}
       out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes))
               for tile, tile_ups in tiles.items() if tile != "square" or tile_ups != tiles["tall"]]  # a square tile that is the tall one is built once
@@ -146,7 +163,9 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
     w = min(_widths(lanes))
     out += [(f"lanes along output dims {k} and {k + 1}", functools.partial(_vector_over_pair, sink, granges, k, nid, lanes)) for k in range(len(granges) - 1)
             if 2 <= granges[k + 1].src[0].arg < w and granges[k].src[0].arg >= 2 and granges[k].src[0].arg * granges[k + 1].src[0].arg % w == 0]
-    out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid, lanes)))
+    reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
+    if not (prune and _strided_only(sink, reduces[0].src[-1])):
+      out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid, lanes)))
   return out
 
 class _RewriteLog:
@@ -177,7 +196,7 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool | int = False, max_up
   trace, so it shows how the kernel that runs was made."""
   if getenv("NOOPT", 0): return sink, granges  # as lowered: no loop merging, upcasts or vector lanes (docs/engine.md)
   sink = graph_step(sink, merge_reduce_loops, name="opt: merge reduce loops")
-  plans = candidate_plans(sink, granges, vector, max_upcast)
+  plans = candidate_plans(sink, granges, vector, max_upcast, prune=PRUNE)
   if not plans: return sink, granges
   # tried (for the trace's plans panel): each plan's name, estimated cost and whether it was chosen
   note = tried.append if tried is not None else (lambda _: None)

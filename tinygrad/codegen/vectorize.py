@@ -17,8 +17,10 @@ def _canon(u: UOp) -> tuple:
 
 def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtypes.int32, k)})
 
+@functools.lru_cache(maxsize=1 << 16)
 def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
-  """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None."""
+  """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None. Cached: UOps are
+  hash-consed, so the plans of a kernel that share a load's index (its tall, square and wide tiles) test it once."""
   # the usual cases, read off the sum's terms: V once as a plain term (contiguous), or V times a constant (strided)
   ts = _terms(idx)
   with_v = [t for t in ts if t is V or V in t.toposort()]
