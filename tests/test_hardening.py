@@ -431,3 +431,11 @@ def test_an_unwritable_trace_path_is_named_and_the_script_runs(tmp_path):
   out = _py("from tinygrad import Tensor; print((Tensor([1.0, 2.0]) * 3).sum().item())", VIZ="-1", TINYVIZ_TRACE=str(blocker / "t.jsonl"))
   assert out.returncode == 0 and out.stdout.strip() == "9.0", out.stderr
   assert f"cannot write trace {blocker / 't.jsonl'}" in out.stderr and "None" not in out.stderr and "Traceback" not in out.stderr
+
+def test_a_tensor_past_32_bit_indices_is_a_clear_error():
+  out = _py("from tinygrad import Tensor, dtypes\n"
+            "try: (Tensor.empty(2**31 + 8, dtype=dtypes.uint8) + 1).realize()\n"
+            "except ValueError as e: print('refused:', e)\n"
+            "print((Tensor.ones(3) + 1).tolist())")  # empty: nothing is allocated before the kernel is refused
+  assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+  assert "refused: a kernel over 2,147,483,656 elements" in out.stdout and "32 bits" in out.stdout and "[2.0, 2.0, 2.0]" in out.stdout

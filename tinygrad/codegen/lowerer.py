@@ -3,7 +3,7 @@ movement op into index arithmetic and every REDUCE_AXIS into loops (REDUCE over 
 from __future__ import annotations
 import itertools
 from tinygrad.dtype import dtypes
-from tinygrad.helpers import strides_for_shape
+from tinygrad.helpers import prod, strides_for_shape
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, untraced_rewrites
 from tinygrad.uop.symbolic import symbolic, _terms, _term_coef, _sum
 
@@ -173,6 +173,10 @@ def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
   store = ast.src[0]
   out, value = store.src
   shape = value.shape
+  # indices are 32-bit here: past 2**31-1 elements they would wrap (the C compiler refused the loop bound); say so
+  big = max([v for v in (prod(shape), *(u.arg[1] for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL)) if type(v) is int] or [0])
+  if big > 2**31 - 1:
+    raise ValueError(f"a kernel over {big:,} elements: this engine indexes with 32 bits, at most {2**31 - 1:,}; split the tensor")
   glbl = [ctx.new_range(s, "global") if s != 1 else _c(0) for s in shape]
   lin = _c(0)
   for v, st in zip(glbl, strides_for_shape(shape)): lin = lin + v * st
