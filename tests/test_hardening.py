@@ -439,3 +439,23 @@ def test_a_tensor_past_32_bit_indices_is_a_clear_error():
             "print((Tensor.ones(3) + 1).tolist())")  # empty: nothing is allocated before the kernel is refused
   assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
   assert "refused: a kernel over 2,147,483,656 elements" in out.stdout and "32 bits" in out.stdout and "[2.0, 2.0, 2.0]" in out.stdout
+
+def test_a_live_time_beyond_64_bits_costs_one_event_and_the_run_keeps_answering(tmp_path):
+  s = Server(["serve", "--no-browser", "--state-file", str(tmp_path / "st.json")], tmp_path)
+  try:
+    run = {"type": "run", "script": "/x/epoch.py", "argv": [], "start_time": 1.0, "clock_ns": 0, "pid": 5, "version": "t", "mode": "viz"}
+    def span(name: str, start: int) -> dict:
+      return {"type": "span", "track": "CPU", "name": name, "start_ns": start, "end_ns": start + 5, "cat": "kernel", "args": {}}
+    with _ws(s, "/ingest", additional_headers={"X-Tinyviz-Token": s.token}) as c:
+      json.loads(c.recv(timeout=10))
+      c.send(json.dumps([run, span("a", 10), span("huge", 2**64), span("epoch", EPOCH_NS * 1000), span("b", 20)]))
+      reply = json.loads(c.recv(timeout=30))
+      assert reply["type"] == "ack" and reply["n"] == 5, reply
+      c.send(json.dumps([span("c", 30)]))
+      assert json.loads(c.recv(timeout=30))["type"] == "ack"  # the connection stays
+    rid = reply["run"]
+    summary = next(r for r in s.json("/api/runs") if r["id"] == rid)
+    assert len(summary["warnings"]) == 2 and all("64 bits" in w["message"] for w in summary["warnings"]), summary["warnings"]
+    tracks = s.json(f"/api/runs/{rid}/tracks")["tracks"]
+    assert tracks[0]["n_spans"] == 3 and s.get(f"/api/runs/{rid}/spans", params={"track": "0"}).status_code == 200
+  finally: s.stop()
