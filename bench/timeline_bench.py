@@ -10,7 +10,10 @@ and prints:
     each frame (targets, issue 19: p95 at most 16 ms zoomed out, no frame over 33 ms zoomed in) and, while a key is held, the intervals between
     animation frames the browser actually produced;
   - the WebGL renderer Chromium reports (for the record: the timeline never uses WebGL).
-  python bench/timeline_bench.py [--spans N] [--keep DIR] [--width W --height H]"""
+  python bench/timeline_bench.py [--spans N] [--keep DIR] [--width W --height H] [--against TREE]
+With --against TREE (another checkout of this repository, e.g. `git archive REV | tar -x -C TREE`), that tree's
+server and page are measured too, on the same trace, in the same browser, in turn with ours: the JS frame times of
+both and their ratio, which the machine's load affects alike."""
 from __future__ import annotations
 import argparse, json, os, random, re, signal, socket, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -105,12 +108,52 @@ RAF_JS = """(ms) => new Promise(resolve => {
   requestAnimationFrame(tick);
 })"""
 
+def start_server(root: Path, trace: Path, log_path: Path) -> tuple[subprocess.Popen, str | None]:
+  log = open(log_path, "w+")
+  srv = subprocess.Popen([sys.executable, "-m", "viz", str(trace), "--no-browser", "--port", str(free_port())], cwd=root, stdout=log,
+                         stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(root)}, start_new_session=True)
+  st, url = time.perf_counter(), None
+  while url is None and srv.poll() is None and time.perf_counter() - st < 600:
+    time.sleep(0.2)
+    log.seek(0)
+    if (m := re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", log.read())): url = m.group(0)
+  return srv, url
+
+def against(b, url: str, tree: Path, trace: Path, tmp: Path, args, dur: float) -> None:
+  """Our page and TREE's, measured in turn (4 rounds of 60 frames per motion): medians and p95s, and now/before."""
+  srv, other = start_server(tree, trace, tmp / "server-against.log")
+  try:
+    if other is None: print(f"--against {tree}: its server did not start (see {tmp / 'server-against.log'})"); return
+    pages = {}
+    for name, u in (("now", url), ("before", other)):
+      pg = b.new_page(viewport={"width": args.width, "height": args.height})
+      pg.goto(u); pg.goto(u.split("?")[0] + "#/timeline?run=1")
+      pg.wait_for_selector("#view-timeline[data-state=ready]", timeout=600_000)
+      box = pg.locator("#view-timeline canvas.tl-canvas").bounding_box()
+      pg.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + 200)
+      pages[name] = pg
+    res: dict[tuple[str, str, str], list[float]] = {}
+    for _ in range(4):
+      for name, pg in pages.items():
+        pg.bring_to_front()
+        for label, window in (("zoomed out", dur), ("zoomed in", dur / 20000)):
+          pg.evaluate(f"(w) => {{ const v = {TL}.debug.view, mid = {dur} * 0.47; v.vp = {{t0: mid - w / 2, t1: mid + w / 2}}; v.drawNow(); }}", window)
+          for kind in ("pan", "zoom"): res.setdefault((label, kind, name), []).extend(pg.evaluate(FRAMES_JS, [kind, 60]))
+    print(f"against {tree} (same trace, same browser, in turn; load average {os.getloadavg()[0]:.1f}):")
+    for label in ("zoomed out", "zoomed in"):
+      for kind in ("pan", "zoom"):
+        a, c = sorted(res[(label, kind, "now")]), sorted(res[(label, kind, "before")])
+        print(f"  {label:10s} {kind:4s} now {stats(a)}\n  {'':15s} before {stats(c)}   median now/before {statistics.median(a) / max(statistics.median(c), 1e-9):.2f}x")
+  finally:
+    if srv.poll() is None: os.kill(srv.pid, signal.SIGTERM)
+
 def main() -> int:
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--spans", type=int, default=1_000_000)
   ap.add_argument("--keep", default=None, help="write the trace into this folder and keep it")
   ap.add_argument("--width", type=int, default=1600)
   ap.add_argument("--height", type=int, default=1000)
+  ap.add_argument("--against", default=None, help="another checkout of this repo: its timeline measured beside ours")
   args = ap.parse_args()
   from playwright.sync_api import sync_playwright
 
@@ -193,6 +236,7 @@ def main() -> int:
       for line in verdict: print(line)
       pg.screenshot(path=str(tmp / "bench.png"))
       print(f"screenshot: {tmp / 'bench.png'}")
+      if args.against: against(b, url, Path(args.against), trace, tmp, args, dur)
       b.close()
   finally:
     if srv.poll() is None:
