@@ -42,7 +42,7 @@
 import { api as defaultApi } from "../common/api.js";
 import { decodeSpans } from "./chunk.js";
 import { TimelineModel, TRACK_PAD } from "./model.js";
-import { Renderer, LABEL_W, HEADER_H, rowScreenY, formatCounter } from "./render.js";
+import { Renderer, LABEL_W, HEADER_H, PIN_W, rowScreenY, formatCounter } from "./render.js";
 import { clamp, fit, zoomAt, pan, keyMotion, wheelFactor, follow, timeAt, scaleOf } from "./viewport.js";
 import { groupByName, kernelSummary, counterStats, counterAt, nameMatcher, searchSpans, stepHit } from "./aggregate.js";
 import { busyBins, drawOverview } from "./overview.js";
@@ -51,7 +51,7 @@ import { THEME, THEME_VARS } from "./colors.js";
 import { h, spanDetails, areaTable, summaryTable } from "./panels.js";
 
 const KEYS = { w: ["zoom", 1], s: ["zoom", -1], a: ["pan", -1], d: ["pan", 1] };
-const SETTINGS_KEY = "tinyviz.timeline", PIN_W = 18;
+const SETTINGS_KEY = "tinyviz.timeline";
 
 function loadSettings() {
   try { return { wheel: "zoom", allFlows: false, ...JSON.parse(localStorage.getItem(SETTINGS_KEY) ?? "{}") }; }

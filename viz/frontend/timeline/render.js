@@ -13,7 +13,8 @@ import { parseKernelName, kernelHints, AXIS_KINDS } from "../kernelname.js";
 export const LABEL_W = 200, HEADER_H = 40;
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const BOLD = "600 11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-const MIN_LABEL_PX = 26, MAX_FLOWS = 2000, PIN_W = 18;
+const MIN_LABEL_PX = 26, MAX_FLOWS = 2000;
+export const PIN_W = 18;  // the pin's column at the right of the track names
 // axis colours of kernelname.js, darkened to read on the light span fills
 const AXIS_ON_SPAN = Object.fromEntries(Object.entries(AXIS_KINDS).map(([k, v]) => [k, darken(v.color, 0.5)]));
 
