@@ -874,7 +874,15 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     above = self > max_ if scalars and min_ <= max_ else (self > max_) | (min_ > max_)
     return above.where(max_, (self < min_).where(min_, self))
   clamp = clip
-  def lerp(self, end: Tensor, weight) -> Tensor: return self + (end - self) * weight
+  def lerp(self, end: Tensor, weight) -> Tensor:
+    # uint8 (images) blend in fixed point, as tinygrad and torch do (tinygrad 0.14 uses 7 bits and an int8 difference,
+    # which wraps for ends more than 127 apart; here 14 bits, torch's, and the exact difference)
+    if self.dtype == dtypes.uint8 and isinstance(weight, Tensor): return self._lerp_u8(end, (weight * (1 << 14) + 0.5).cast(dtypes.int32), 14)
+    return self + (end - self) * weight
+  def _lerp_u8(self, end: Tensor, w: Tensor, bits: int) -> Tensor:
+    """self + (end - self) * w / 2**bits for uint8 tensors and an int32 weight w, rounded half up."""
+    a = self.cast(dtypes.int32)
+    return ((a * (1 << bits) + (end.cast(dtypes.int32) - a) * w + (1 << (bits - 1))) >> bits).cast(dtypes.uint8)
   def isnan(self) -> Tensor: return self != self
   def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
     if detect_positive and detect_negative: return (self == math.inf) | (self == -math.inf)

@@ -9,6 +9,17 @@ from tinygrad.uop.ops import Ops
 from tinygrad.engine.schedule import is_contiguous_view
 if TYPE_CHECKING: from tinygrad.tensor import Tensor
 
+def _u8_weights(n: int, m: int, align_corners: bool) -> tuple[list[int], list[int], int]:
+  """Resizing one axis of uint8 from n to m as torch does it: each output's two source positions and its weight in
+  fixed point, computed here in float64 (a float32 weight rounds to another fixed-point value now and then), with as
+  many bits as keep the largest weight under 2**15 (14 when an output sits on an input, 15 when all fall between)."""
+  scale = (n - 1) / (m - 1) if align_corners and m > 1 else 0.0 if align_corners else n / m
+  srcs = [min(max(j * scale if align_corners else (j + 0.5) * scale - 0.5, 0.0), n - 1.0) for j in range(m)]
+  fracs = [s - int(s) for s in srcs]
+  wt_max = max(max(f, 1 - f) for f in fracs)
+  bits = next((p for p in range(22) if int(0.5 + wt_max * (1 << (p + 1))) >= 1 << 15), 22)
+  return [int(s) for s in srcs], [int(f * (1 << bits) + 0.5) for f in fracs], bits
+
 class OpArgumentError(ValueError, RuntimeError):
   """An argument an op can't take (a reduce name, sizes that don't fit): a ValueError, and the RuntimeError tinygrad and
   torch raise there."""
@@ -221,7 +232,8 @@ class IndexOps:
     if not isinstance(size, (tuple, list)) or not all_int(size) or not 0 < len(size) <= self.ndim: raise ValueError(f"interpolate: bad size {size} for shape {self.shape}")
     if mode not in ("linear", "nearest", "nearest-exact"): raise ValueError(f"interpolate: mode {mode!r} is not one of linear, nearest, nearest-exact")
     if align_corners and mode != "linear": raise ValueError("interpolate: align_corners only applies to mode='linear'")
-    x, shape = self._float() if mode == "linear" else self, list(self.shape)
+    # uint8 stays uint8: its lerp is the fixed-point blend torch's uint8 resize uses (other ints go through float)
+    x, shape = self._float() if mode == "linear" and self.dtype != dtypes.uint8 else self, list(self.shape)
     for i in range(-1, -len(size) - 1, -1):
       n, m = self.shape[i], size[i]
       scale = (n - 1) / (m - 1) if align_corners and m > 1 else 0.0 if align_corners else n / m
@@ -232,7 +244,13 @@ class IndexOps:
         src = (j * scale if align_corners else (j + 0.5) * scale - 0.5).clip(0, n - 1)
         lo, hi = src.floor(), src.ceil()
         lo_i, hi_i = (t.cast(dtypes.int32).reshape(view).expand(shape) for t in (lo, hi))
-        x = x.gather(i, lo_i).lerp(x.gather(i, hi_i), (src - lo).reshape(view).cast(x.dtype))
+        frac = (src - lo).reshape(view)
+        if x.dtype == dtypes.uint8:
+          lo_l, w_l, bits = _u8_weights(n, m, align_corners)
+          lo_i = type(self)(lo_l, dtype=dtypes.int32, device=self.device).reshape(view).expand(shape)
+          hi_i = (lo_i + 1).minimum(n - 1)
+          x = x.gather(i, lo_i)._lerp_u8(x.gather(i, hi_i), type(self)(w_l, dtype=dtypes.int32, device=self.device).reshape(view), bits)
+        else: x = x.gather(i, lo_i).lerp(x.gather(i, hi_i), frac.cast(x.dtype))
       else:
         src = ((j + 0.5) * scale if mode == "nearest-exact" else j * scale).floor().clip(0, n - 1)
         x = x.gather(i, src.cast(dtypes.int32).reshape(view).expand(shape))
