@@ -59,18 +59,15 @@ def _damage_bytes(r: random.Random, data: bytes) -> bytes:
 
 @pytest.fixture(scope="module")
 def seeds(tmp_path_factory) -> dict[str, Any]:
-  from profiler import recorder
-  from tinygrad import Tensor, tracing
-  from tinygrad.helpers import profile_marker
   d = tmp_path_factory.mktemp("seeds")
   path = str(d / "t.tinyviz.jsonl")
-  recorder.install("viz", path=path, announce=False, attach=tracing.attach)
-  try:
-    a = (Tensor.arange(8) * 2 + 1).realize()
-    for i in range(3):
-      profile_marker(f"step {i}")
-      (a * a).sum().realize()
-  finally: recorder.uninstall()
+  # in a process of its own: recording here would fill this process's program cache, and later tests that expect to
+  # see their kernels compiled (and recorded) would not
+  code = ("from tinygrad import Tensor\nfrom tinygrad.helpers import profile_marker\n"
+          "a = (Tensor.arange(8) * 2 + 1).realize()\n"
+          "for i in range(3):\n  profile_marker(f'step {i}')\n  (a * a).sum().realize()\n")
+  res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env(VIZ="-1", TINYVIZ_TRACE=path), capture_output=True, text=True, timeout=120)
+  assert res.returncode == 0, res.stderr
   ours = Path(path).read_text().splitlines()
   write_chrome(parse(Path(path).read_bytes()).events, str(d / "export.json"))
   chrome = [json.loads((FIXTURES / "torch_cpu_trace.json").read_text()), json.loads((d / "export.json").read_text())]
