@@ -1,6 +1,6 @@
 """Issue 17's figures, in one run, against the real server (and the real reader):
 1. keep-alive request latency (median; goal <= 5 ms) and the delay an 8 MiB /ingest frame causes other requests
-   (slowest GET meanwhile; goal <= 100 ms): bench/keepalive_bench.py's two measurements.
+   (the slowest GET meanwhile, from a process of its own; goal <= 100 ms).
 2. server RSS after 1 and after 14 live runs streamed in one after another (goal: the 14th at most 1.5x the 1st).
    Each run: uops, a codegen context with a rewrite per kernel, kernel records, kernel-run spans, as VIZ=1 sends them
    (1 MiB frames, one event per line). RSS is read from /proc once each run has ended and the server had
