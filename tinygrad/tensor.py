@@ -81,6 +81,12 @@ def _tensor_call(fn):
 class MatmulShapeError(ValueError, RuntimeError):
   """Operands matmul can't multiply: a ValueError, and the RuntimeError tinygrad (and torch) raise there."""
 
+class ArgumentAssertionError(ValueError, AssertionError):
+  """An argument tinygrad checks with an assert (multinomial's): a ValueError, and the AssertionError tinygrad raises."""
+
+class UnsupportedAssertionError(NotImplementedError, AssertionError):
+  """A case tinygrad refuses with an assert that this engine does not implement either (multinomial without replacement)."""
+
 class ShapeError(ValueError, RuntimeError):
   """A reshape or permute argument that can't apply: a ValueError, and the RuntimeError tinygrad (and torch) raise."""
 
@@ -398,7 +404,10 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
     dev = Device.canonicalize(device)
     if prod(shape) == 0: return Tensor.zeros(*shape, dtype=dt, device=dev, **kw)
-    u = (Tensor._random_bits(prod(shape), dev) >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))
+    # as many random bits as dt's significand holds: every value is then exact in dt, so a half draw is never
+    # rounded up to 1.0 (24 bits cast to half would be, for draws above 1 - 2**-12)
+    bits = 11 if dt == dtypes.float16 else 24
+    u = (Tensor._random_bits(prod(shape), dev) >> (32 - bits)).cast(dtypes.float32) * (1.0 / (1 << bits))
     return Tensor(u.cast(dt).reshape(shape).uop, **kw)
   @staticmethod
   def randn(*shape, dtype=None, device=None, **kw) -> Tensor:
@@ -417,7 +426,9 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   @staticmethod
   def normal(*shape, mean=0.0, std=1.0, **kw) -> Tensor: return (std * Tensor.randn(*shape, **kw)) + mean
   @staticmethod
-  def uniform(*shape, low=0.0, high=1.0, **kw) -> Tensor: return ((high - low) * Tensor.rand(*shape, **kw)) + low
+  def uniform(*shape, low=0.0, high=1.0, dtype=None, **kw) -> Tensor:
+    """Uniform in [low, high); drawn as floats and cast before low is added, so an int dtype gives ints in [low, high)."""
+    return ((high - low) * Tensor.rand(*shape, **kw)).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float) + low
   @staticmethod
   def scaled_uniform(*shape, **kw) -> Tensor: return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * (prod(Tensor._shape_arg(shape)) ** -0.5)
   @staticmethod
@@ -456,8 +467,8 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return Tensor(Tensor.rand(n, device=device).argsort().cast(to_dtype(dtype)).uop, **kw)
   def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
     """Indices drawn with probability proportional to self's last dim (1-d: one distribution, 2-d: one per row)."""
-    if not 1 <= self.ndim <= 2 or num_samples < 1: raise ValueError(f"multinomial needs 1-d or 2-d weights and num_samples >= 1, got {self.shape} and {num_samples}")
-    if not replacement and num_samples != 1: raise NotImplementedError("multinomial without replacement supports num_samples=1 only")
+    if not 1 <= self.ndim <= 2 or num_samples < 1: raise ArgumentAssertionError(f"multinomial needs 1-d or 2-d weights and num_samples >= 1, got {self.shape} and {num_samples}")
+    if not replacement and num_samples != 1: raise UnsupportedAssertionError("multinomial without replacement supports num_samples=1 only")
     w = self.unsqueeze(0) if self.ndim == 1 else self
     cw = w.float().cumsum(1)
     cdf = cw / cw[:, -1:]
