@@ -7,7 +7,8 @@ needs clang: on PATH or TINYGRAD_CC), the same scripts run on tinygrad too, so i
 Workloads: the digits training run of examples/beautiful_digits.py (its train(), on the scikit-learn digits handed to
 it as IDX files so that tinygrad's virtualenv needs no scikit-learn), a matmul script, and `import tinygrad` alone.
 Each figure is the median of N whole-process runs (interpreter start, imports and the trace's last flush at exit
-included), interleaved, as wall time and as CPU time of all the process's threads. docs/performance.md has figures."""
+included), interleaved, as wall time and as CPU time of all the process's threads. With msgspec installed, the
+encoding of the biggest captured trace is timed against msgspec Structs too. docs/performance.md has figures."""
 from __future__ import annotations
 import argparse, json, os, pathlib, resource, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -83,16 +84,30 @@ def hook_cost(steps: int) -> dict[str, float]:
 # *** the driver ***
 
 def write_digits_idx(folder: pathlib.Path) -> None:
-  """The scikit-learn digits as MNIST-style IDX files, the format examples/beautiful_digits.py reads from MNIST_DIR."""
+  """The scikit-learn digits as MNIST-style IDX files, the format examples/beautiful_digits.py reads from MNIST_DIR, at
+  MNIST's 28x28 (each pixel 3x3, a 2-pixel border): real tinygrad's mnist() reshapes whatever it reads to 28x28."""
   import numpy as np
   from sklearn.datasets import load_digits
   d = load_digits()
-  X, Y = np.round(d.images * (255 / 16)).astype(np.uint8), d.target.astype(np.uint8)
+  X = np.pad(np.kron(np.round(d.images * (255 / 16)), np.ones((3, 3))), ((0, 0), (2, 2), (2, 2))).astype(np.uint8)
+  Y = d.target.astype(np.uint8)
   n = int(len(X) * 0.8)
   def idx(name: str, a) -> None:
     (folder / name).write_bytes(bytes([0, 0, 8, a.ndim]) + b"".join(s.to_bytes(4, "big") for s in a.shape) + a.tobytes())
   idx("train-images-idx3-ubyte", X[:n]); idx("train-labels-idx1-ubyte", Y[:n])
   idx("t10k-images-idx3-ubyte", X[n:]); idx("t10k-labels-idx1-ubyte", Y[n:])
+
+MNIST_URL = "https://storage.googleapis.com/cvdf-datasets/mnist/"
+
+def seed_tinygrad_downloads(xdg: pathlib.Path, digits: pathlib.Path) -> None:
+  """Real tinygrad's mnist() fetches its four files (this machine may have no network): put the digits IDX files where
+  its download cache keeps them, $XDG_CACHE_HOME/tinygrad/downloads/<md5 of the url>.gunzip (decompressed), as one
+  online run would have left them."""
+  import hashlib
+  d = xdg / "tinygrad" / "downloads"
+  d.mkdir(parents=True, exist_ok=True)
+  for f in digits.iterdir():
+    (d / (hashlib.md5(f"{MNIST_URL}{f.name}.gz".encode()).hexdigest() + ".gunzip")).write_bytes(f.read_bytes())
 
 class Engine:
   def __init__(self, name: str, python: str, env: dict[str, str], cwd: str):
@@ -117,7 +132,9 @@ def tinygrad_engine(tmp: pathlib.Path, base: dict[str, str]) -> tuple[Engine | N
   python = str(pathlib.Path(venv) / "bin" / "python")
   cc = os.environ.get("TINYGRAD_CC") or shutil.which("clang")
   if cc is None: return None, "tinygrad: skipped (its CPU device needs clang: put it on PATH or set TINYGRAD_CC)"
-  env = {**base, "CC": cc, "VIRTUAL_ENV": venv, "PATH": f"{pathlib.Path(venv) / 'bin'}{os.pathsep}{base.get('PATH', '')}"}
+  env = {**base, "CC": cc, "VIRTUAL_ENV": venv, "PATH": f"{pathlib.Path(venv) / 'bin'}{os.pathsep}{base.get('PATH', '')}",
+         "XDG_CACHE_HOME": str(tmp / "xdg")}
+  seed_tinygrad_downloads(tmp / "xdg", tmp / "digits")
   # run outside the repo: its tinygrad/ folder must not shadow the installed package
   r = subprocess.run([python, "-c", "import tinygrad, importlib.metadata as m; print(tinygrad.__file__, m.version('tinygrad'))"],
                      env=env, cwd=str(tmp), capture_output=True, text=True)
@@ -189,5 +206,17 @@ def main() -> None:
     times = measure(engines, workloads, reps)
     report(engines, workloads, reps, times, why)
     report_hook(engines[0].env, workloads["digits"])
+    report_encode(tmp / "traces")
+
+def report_encode(traces: pathlib.Path) -> None:
+  """What the flush thread's encoding of a captured trace costs against msgspec Structs (bench/msgspec_peer.py)."""
+  sys.path.insert(0, str(ROOT / "bench"))
+  import msgspec_peer
+  if not msgspec_peer.available(): return print("encoding: msgspec not installed (pip install msgspec to compare)")
+  digits = sorted(traces.glob("*.tinyviz.jsonl"), key=lambda p: p.stat().st_size)
+  if not digits: return print("encoding: no trace was written")
+  f = msgspec_peer.encode_figures(str(digits[-1]))
+  print(f"encoding the biggest trace's {f['n']:,} events (the flush thread's work): ours (to_json + encode) {f['ours_s'] * 1e3:.0f} ms, "
+        f"msgspec Structs {f['msgspec_s'] * 1e3:.0f} ms ({f['ours_s'] / f['msgspec_s']:.1f}x)")
 
 if __name__ == "__main__": main()
