@@ -35,7 +35,7 @@ times = []
 for i in range(steps):
   st = time.perf_counter()
   loss = l2(l1(x).relu()).sparse_categorical_crossentropy(y)
-  opt.zero_grad(); loss.backward(); opt.step()
+  with Tensor.train(): opt.zero_grad(); loss.backward(); opt.step()
   loss.item()
   times.append(time.perf_counter() - st)
 print(json.dumps(times))

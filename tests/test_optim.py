@@ -8,6 +8,18 @@ from tinygrad.nn.optim import SGD, Adam, AdamW
 
 torch = pytest.importorskip("torch")
 
+@pytest.fixture(autouse=True)
+def _training():  # an optimizer steps only in training mode, as in tinygrad 0.14 (test_step_outside_training_raises)
+  with Tensor.train(): yield
+
+def test_step_outside_training_raises():
+  t = Tensor([1.0, 2.0])
+  opt = Adam([t])
+  t.sum().backward()
+  with Tensor.train(False), pytest.raises(RuntimeError, match="training mode"): opt.step()
+  opt.step()  # in training mode (the fixture's): it steps
+  assert t.tolist() != [1.0, 2.0]
+
 def rnd(*shape, lo=-1.0, hi=1.0, seed=0):
   return np.random.default_rng(seed).uniform(lo, hi, size=shape).astype(np.float32)
 

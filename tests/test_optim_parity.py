@@ -69,19 +69,21 @@ def test_newton_schulz_against_numpy():
   np.testing.assert_allclose(Tensor(a.T.copy()).newton_schulz(5, coef).numpy(), ref.T, atol=1e-5)  # tall: on the transpose
   with pytest.raises(ValueError, match="matrix"): Tensor([1.0, 2.0]).newton_schulz(1, coef)
 
+@Tensor.train()
 def test_plain_sgd_on_parameters_that_read_each_other():
   # x's gradient reads W and W's reads x: both in-place updates in one step used to make a schedule with no order
   for ours, ref in zip(_run(Tensor, SGD, 3, lr=0.1), _run(torch.tensor, torch.optim.SGD, 3, lr=0.1)):
     np.testing.assert_allclose(ours, ref, atol=1e-6)
 
 def test_lr_and_state_stay_float32_under_a_half_default():
-  with Context(DEFAULT_FLOAT="half"):
+  with Context(DEFAULT_FLOAT="half", TRAINING=1):
     p = Tensor(X.copy())
     o = Adam([p], lr=1e10)
     assert o.lr.dtype == dtypes.float32 and o.m[0].dtype == o.v[0].dtype == o.b1_t.dtype == dtypes.float32
     p.sum().backward(); o.step()
   assert np.isfinite(p.numpy()).all()  # 1e10 as a half is inf: the update would be
 
+@Tensor.train()
 def test_lamb_state_on_another_device():
   t = Tensor(X.copy())
   opt = LAMB([t])

@@ -494,7 +494,7 @@ def _train(opt_fn, topt_fn, steps=3):
   opt, topt = opt_fn([x]), topt_fn([tx])
   for i in range(steps):
     data = rnd(3, seed=10 + i)
-    opt.zero_grad(); ((x @ Tensor(data)).square().sum()).backward(); opt.step()
+    with Tensor.train(): opt.zero_grad(); ((x @ Tensor(data)).square().sum()).backward(); opt.step()
     topt.zero_grad(); ((tx @ torch.tensor(data)).square().sum()).backward(); topt.step()
   return x, tx
 
@@ -532,7 +532,7 @@ def test_optimizer_group():
   topt = [torch.optim.SGD([ta], lr=0.1), torch.optim.Adam([tb], lr=0.01)]
   assert isinstance(opt[1], nn.optim.LAMB) and len(opt.params) == 2
   for _ in range(3):
-    opt.zero_grad(); (a.square().sum() * b.sum()).backward(); opt.step()
+    with Tensor.train(): opt.zero_grad(); (a.square().sum() * b.sum()).backward(); opt.step()
     for o in topt: o.zero_grad()
     (ta.square().sum() * tb.sum()).backward()
     for o in topt: o.step()

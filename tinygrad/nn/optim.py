@@ -28,7 +28,9 @@ class Optimizer:
   def step(self) -> None: Tensor.realize_all(self.schedule_step())
   def schedule_step(self) -> list[Tensor]:
     """Assign the updates lazily and return what must be realized (tinygrad: loss.realize(*opt.schedule_step())).
-    Unlike tinygrad 0.14 a step does not require training mode (TRAINING=1): see docs/engine.md."""
+    Only in training mode (`with Tensor.train():` or Context(TRAINING=1)), as in tinygrad 0.14."""
+    if not Tensor.training:
+      raise RuntimeError("the optimizer steps only in training mode (TRAINING=0 now): step under `with Tensor.train():` or Context(TRAINING=1)")
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"a parameter of shape {p.shape} has no gradient: call loss.backward() before step()")
     return self._step() + self.params + self.buffers
