@@ -225,7 +225,21 @@ class Checker:
     elif type(ev) is Rewrite:
       if ev.input not in uops or ev.output not in uops or any(b not in uops or a not in uops for _, b, a in ev.matches):
         raise SchemaError(f"rewrite {ev.id} refers to an undefined uop")
+    elif type(ev) is Schedule: ev.items = [_schedule_item(i, it, uops) for i, it in enumerate(ev.items)]
     return ev
+
+SCHEDULE_KINDS = ("kernel", "copy")
+
+def _schedule_item(i: int, it: Any, uops: set[int]) -> dict[str, Any]:
+  """One item of a schedule event, checked: a known kind, a kernel id or null, every uop it names defined."""
+  if not isinstance(it, dict): raise SchemaError(f"schedule item {i}: expected an object")
+  kind, ast, kernel, reads, writes = it.get("kind"), it.get("ast"), it.get("kernel"), it.get("reads"), it.get("writes")
+  if kind not in SCHEDULE_KINDS: raise SchemaError(f"schedule item {i}: kind {kind!r} is not one of {SCHEDULE_KINDS}")
+  if kernel is not None and type(kernel) is not int: raise SchemaError(f"schedule item {i}: kernel must be an id or null")
+  if not isinstance(reads, list) or not isinstance(writes, list): raise SchemaError(f"schedule item {i}: reads and writes must be arrays")
+  for u in [ast, *reads, *writes]:
+    if type(u) is not int or u not in uops: raise SchemaError(f"schedule item {i} refers to an undefined uop {u!r}")
+  return {"kind": kind, "ast": ast, "kernel": kernel, "reads": list(reads), "writes": list(writes)}
 
 # *** checking JSON values against the dataclass annotations, built once per class ***
 

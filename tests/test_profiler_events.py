@@ -48,3 +48,15 @@ def test_docs_example_is_a_valid_trace():
   block = re.search(r"## A short example\n\n```\n(.*?)```", doc, re.S).group(1)
   t = read_jsonl(block.encode())
   assert t.warnings == [] and [e.TYPE for e in t.events][0] == "run" and t.events[-1].TYPE == "run_end"
+
+def test_checker_checks_references_and_schedule_items():
+  c = ev.Checker()
+  c.event({"type": "uop", "id": 1, "op": "BUFFER", "dtype": "dtypes.float", "arg": "4", "src": []})
+  good = {"kind": "kernel", "ast": 1, "kernel": 3, "reads": [1], "writes": [1]}
+  assert c.event({"type": "schedule", "ctx": 1, "items": [good]}).items == [good]
+  for bad, why in [({**good, "kind": "sink"}, "kind 'sink'"), ({**good, "reads": [7]}, "undefined uop 7"), (5, "expected object"),
+                   ({**good, "kernel": "3"}, "kernel must be an id")]:
+    with pytest.raises(ev.SchemaError, match=why): c.event({"type": "schedule", "ctx": 1, "items": [bad]})
+  with pytest.raises(ev.SchemaError, match="undefined uop 9"): c.event({"type": "uop", "id": 2, "op": "ADD", "dtype": "d", "arg": "", "src": [1, 9]})
+  with pytest.raises(ev.SchemaError, match="defined twice"): c.event({"type": "uop", "id": 1, "op": "X", "dtype": "d", "arg": "", "src": []})
+  with pytest.raises(ev.SchemaError, match="src"): c.event({"type": "uop", "id": 3, "op": "X", "dtype": "d", "arg": "", "src": [True]})

@@ -17,7 +17,6 @@ from profiler.events import (Checker, Event, SchemaError, to_json, Run as RunEve
 from profiler.tracefile import ReadWarning, Trace, Warnings
 from viz.server.graph import UOpTable, RewriteSteps, step_json
 from viz.server.timeline import Timeline
-from viz.server.schedule import check_items
 
 @dataclass
 class Context:
@@ -134,7 +133,7 @@ class Run:
 
   def _schedule(self, s: Schedule) -> None:
     if s.ctx not in self.contexts: raise SchemaError(f"schedule of an unknown context {s.ctx}")
-    self.schedules[s.ctx] = check_items(s.items, self.uops.rows)
+    self.schedules[s.ctx] = s.items  # checked by the decoder (profiler.events.Checker)
     self._touch(s.ctx)
 
   def _context_end(self, c: ContextEnd) -> None:

@@ -3,24 +3,7 @@ order, the kernel records they ran, and the UOps of each item's graph down to it
 into its UOps in place). No I/O; the graph itself is built in the browser (viz/frontend/rewrites/kernelgraph.js)."""
 from __future__ import annotations
 from typing import Any
-from profiler.events import SchemaError
 from viz.server.graph import node_json
-
-KINDS = ("kernel", "copy")
-
-def check_items(items: list[Any], rows: dict[int, Any]) -> list[dict[str, Any]]:
-  """The items of a schedule event, checked: every uop they name is defined, every kind known."""
-  out = []
-  for i, it in enumerate(items):
-    if not isinstance(it, dict): raise SchemaError(f"schedule item {i}: expected an object")
-    kind, ast, kernel, reads, writes = it.get("kind"), it.get("ast"), it.get("kernel"), it.get("reads"), it.get("writes")
-    if kind not in KINDS: raise SchemaError(f"schedule item {i}: kind {kind!r} is not one of {KINDS}")
-    if kernel is not None and type(kernel) is not int: raise SchemaError(f"schedule item {i}: kernel must be an id or null")
-    if not isinstance(reads, list) or not isinstance(writes, list): raise SchemaError(f"schedule item {i}: reads and writes must be arrays")
-    for u in [ast, *reads, *writes]:
-      if type(u) is not int or u not in rows: raise SchemaError(f"schedule item {i} refers to an undefined uop {u!r}")
-    out.append({"kind": kind, "ast": ast, "kernel": kernel, "reads": list(reads), "writes": list(writes)})
-  return out
 
 MAX_NODES = 50_000  # a schedule's item graphs together; past it the boxes still draw, without their UOps
 
