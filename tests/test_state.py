@@ -249,3 +249,21 @@ def test_torch_load_refuses_what_is_not_tensors(tmp_path):
   with pytest.raises(Exception, match="refusing to import it"): torch_load(str(tmp_path / "module.pth"))
   (tmp_path / "old.pth").write_bytes(b"\x80\x02not a zip")
   with pytest.raises(ValueError, match="not a zip-format checkpoint"): torch_load(str(tmp_path / "old.pth"))
+
+def test_archive_readers_as_tinygrad_has_them(tmp_path):
+  # tinygrad's nn.state.tar_extract / zip_extract / safe_load_metadata: a path or a uint8 Tensor of the bytes in
+  import io, tarfile, zipfile
+  from tinygrad.nn.state import tar_extract, zip_extract, safe_load_metadata, safe_save
+  files = {"a.bin": bytes(range(50)), "dir/b.txt": b"hello tinygrad" * 20}
+  with tarfile.open(tmp_path / "x.tar", "w") as tar:
+    for n, b in files.items():
+      ti = tarfile.TarInfo(n); ti.size = len(b); tar.addfile(ti, io.BytesIO(b))
+  with zipfile.ZipFile(tmp_path / "x.zip", "w") as z:
+    z.writestr("a.bin", files["a.bin"], compress_type=zipfile.ZIP_STORED)
+    z.writestr("dir/b.txt", files["dir/b.txt"], compress_type=zipfile.ZIP_DEFLATED)
+  for got in (tar_extract(tmp_path / "x.tar"), zip_extract(str(tmp_path / "x.zip")), zip_extract(Tensor((tmp_path / "x.zip").read_bytes()))):
+    assert {k: bytes(v.numpy()) for k, v in got.items()} == files
+  safe_save({"w": Tensor([[1.0, 2.0]])}, tmp_path / "m.safetensors")
+  t, start, meta = safe_load_metadata(tmp_path / "m.safetensors")
+  assert meta["w"]["shape"] == [1, 2] and start == t.shape[0] - 8 and bytes(t[start:].numpy()) == np.float32([1, 2]).tobytes()
+  with pytest.raises(TypeError, match="uint8"): tar_extract(Tensor([1.0]))

@@ -61,3 +61,41 @@ def safe_load(fn: str | pathlib.Path, device: str | None = None) -> dict[str, Te
     t = Tensor(data[8 + n + b:8 + n + e], dtype=dt, device=device)
     out[k] = t.reshape(tuple(v["shape"])) if tuple(v["shape"]) != t.shape else t
   return out
+
+# tinygrad's archive readers: a file (path) or a uint8 Tensor of its bytes in, {name: uint8 Tensor of the bytes} out
+def _archive(src: Tensor | str | pathlib.Path) -> tuple[Tensor, bytes]:
+  if isinstance(src, Tensor):
+    if src.dtype != dtypes.uint8 or src.ndim != 1: raise TypeError(f"expected a 1-d uint8 Tensor of the file's bytes, got {src.dtype} {src.shape}")
+    return src, src.numpy().tobytes()
+  data = pathlib.Path(src).read_bytes()
+  return Tensor(data), data
+
+def safe_load_metadata(src: Tensor | str | pathlib.Path) -> tuple[Tensor, int, dict[str, Any]]:
+  """A safetensors file's bytes (as a uint8 Tensor), where its data starts, and its JSON header."""
+  t, data = _archive(src)
+  if len(data) < 8: raise ValueError("too short to be a safetensors file")
+  start = struct.unpack("<Q", data[:8])[0] + 8
+  if start > len(data): raise ValueError(f"header length {start - 8} runs past the end of the file ({len(data)} bytes)")
+  return t, start, json.loads(data[8:start])
+
+def tar_extract(src: Tensor | str | pathlib.Path) -> dict[str, Tensor]:
+  """Each regular file of a tar archive as a view (uint8 Tensor) of the archive's bytes."""
+  import io, tarfile
+  t, data = _archive(src)
+  with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+    return {m.name: t[m.offset_data:m.offset_data + m.size] for m in tar if m.type == tarfile.REGTYPE}
+
+def zip_extract(src: Tensor | str | pathlib.Path) -> dict[str, Tensor]:
+  """Each file of a zip archive as a uint8 Tensor: a view of the archive's bytes when stored, inflated when deflated."""
+  import io, zipfile, zlib
+  t, data = _archive(src)
+  out: dict[str, Tensor] = {}
+  with zipfile.ZipFile(io.BytesIO(data), "r") as z:
+    for zi in z.filelist:
+      # the data follows the local header (30 bytes), the file name and an extra field whose lengths are in that header
+      name_len, extra_len = struct.unpack("<HH", data[zi.header_offset + 26:zi.header_offset + 30])
+      start = zi.header_offset + 30 + name_len + extra_len
+      if zi.compress_type == zipfile.ZIP_STORED: out[zi.filename] = t[start:start + zi.compress_size]
+      elif zi.compress_type == zipfile.ZIP_DEFLATED: out[zi.filename] = Tensor(zlib.decompress(data[start:start + zi.compress_size], -15))
+      else: raise NotImplementedError(f"{zi.filename}: zip compression {zi.compress_type} is not supported (stored and deflated are)")
+  return out
