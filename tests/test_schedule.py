@@ -167,3 +167,17 @@ def test_an_embedding_lookup_is_a_gather():
   src = R.get_program(kernel_params(kernels(out)[-1])[0], "CPU").src
   assert "for (int ridx" not in src, src
   np.testing.assert_array_equal(out.numpy(), table[[[1, 5, 999], [0, 0, 7]]])
+
+def test_assigns_that_read_each_others_old_values_swap_through_a_copy():
+  """`a.assign(b*2); b.assign(a*3)`: each kernel must read the other's buffer before it is overwritten, a cycle no order
+  satisfies; the old value of one is copied first (as torch computes it), for two and for three such assigns."""
+  a, b, c = (Tensor(v).contiguous().realize() for v in ([1., 2, 3], [4., 5, 6], [7., 8, 9]))
+  na, nb = b * 2, a * 3
+  a.assign(na); b.assign(nb)
+  Tensor.realize(a, b)
+  np.testing.assert_array_equal(a.numpy(), [8, 10, 12]); np.testing.assert_array_equal(b.numpy(), [3, 6, 9])
+  va, vb, vc = a.numpy(), b.numpy(), c.numpy()
+  na, nb, nc = b + 1, c + 1, a + 1  # a <- b <- c <- a
+  a.assign(na); b.assign(nb); c.assign(nc)
+  Tensor.realize(a, b, c)
+  for t, want in ((a, vb + 1), (b, vc + 1), (c, va + 1)): np.testing.assert_array_equal(t.numpy(), want)

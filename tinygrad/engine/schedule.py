@@ -130,20 +130,44 @@ pm_kernels = PatternMatcher([
   (UPat(Ops.ASSIGN, name="a", src=(UPat.var("t"), UPat.var("x"))), _assign),
 ])
 
-def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
-  """Data-flow order, plus: a kernel that reads a buffer's old value runs before the assign that overwrites it."""
+def _item_deps(items: list[ScheduleItem]) -> tuple[list[set[UOp]], list[set[int]]]:
+  """What each item reads, and the items that must run before it: the writers of what it reads, and, for an assign,
+  every other reader of the buffer's old value (it must read before the assign overwrites)."""
   reads = [{u for u in it.ast.toposort() if u.op is Ops.BUFFER} - set(it.outputs) for it in items]
   writer = {o: i for i, it in enumerate(items) for o in it.outputs}
-  deps: list[set[int]] = [set() for _ in items]
-  for i, rd in enumerate(reads):
-    deps[i] |= {writer[b] for b in rd if b in writer}
+  deps: list[set[int]] = [{writer[b] for b in rd if b in writer} for rd in reads]
   for j, it in enumerate(items):
     if it.overwrites is not None: deps[j] |= {i for i, rd in enumerate(reads) if i != j and it.overwrites in rd}
-  out, done = [], set()
-  while len(out) < len(items):
-    i = next(i for i in range(len(items)) if i not in done and deps[i] <= done)
-    out.append(items[i]); done.add(i)
-  return out
+  return reads, deps
+
+def _snapshot(items: list[ScheduleItem], reads: list[set[UOp]], deps: list[set[int]], done: set[int]) -> list[ScheduleItem]:
+  """Break a cycle of assigns that each read another's old value (`a.assign(b*2); b.assign(a*3)`): the old value of
+  one overwritten buffer is copied first, and its other readers read the copy."""
+  for j, it in enumerate(items):
+    if j in done or (x := it.overwrites) is None: continue
+    readers = [i for i in deps[j] - done if x in reads[i]]
+    if not readers: continue
+    copy = new_buffer(x.src[0].arg, x.arg[1], x.dtype)
+    snap = ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(copy, x)),)), (copy,))
+    out = list(items)
+    for i in readers: out[i] = ScheduleItem(items[i].kind, items[i].ast.substitute({x: copy}), items[i].outputs, items[i].overwrites)
+    for i, o in enumerate(out):
+      if o.kind == "kernel" and (o is snap or i in readers): o.params_ast, o.bufs = kernel_params(o)
+    snap.params_ast, snap.bufs = kernel_params(snap)
+    return out + [snap]
+  raise RuntimeError("schedule: the kernels depend on each other in a cycle with no assign to break it (please report this graph)")
+
+def order_items(items: list[ScheduleItem]) -> list[ScheduleItem]:
+  """Data-flow order, plus: a kernel that reads a buffer's old value runs before the assign that overwrites it."""
+  while True:
+    reads, deps = _item_deps(items)
+    out, done = [], set()
+    while len(out) < len(items):
+      i = next((i for i in range(len(items)) if i not in done and deps[i] <= done), None)
+      if i is None: break
+      out.append(items[i]); done.add(i)
+    if len(out) == len(items): return out
+    items = _snapshot(items, reads, deps, done)
 
 def _inline_call(g: UOp, c: UOp) -> UOp:
   """Output g.arg of call c: its body's output with the body's PARAMs bound to the call's arguments. A precompiled
