@@ -60,7 +60,8 @@ def test_our_trace_keeps_every_line_before_the_damage(ours):
     if before == 0: continue
     assert t is not None, (what, k)
     assert t.events[:before] == clean[:before], (what, k)
-    if what == "truncate" and k < len(ours): assert t.warnings, (what, k)
+    # cut anywhere but the last byte (the final newline: the complete run_end before it is read, rightly without a warning)
+    if what == "truncate" and k < len(ours) - 1: assert t.warnings, (what, k)
 
 def chrome_elements(data: bytes) -> tuple[int, list[tuple[int, dict]]]:
   """Byte offset where the events array starts, and each event with the offset where it ends."""
