@@ -45,6 +45,8 @@ class dtypes:
   int64 = DType(7, 8, "long", "q", "long long")
   uint64 = DType(8, 8, "ulong", "Q", "unsigned long long")
   float16 = DType(10, 2, "half", "e", "_Float16")
+  # no C or struct type: stored as its 16 bits (the top half of a float32), computed in float32 (see docs/engine.md)
+  bfloat16 = DType(11, 2, "bfloat16", None, "__bf16")  # type: ignore[arg-type]
   float32 = DType(12, 4, "float", "f", "float")
   float64 = DType(13, 8, "double", "d", "double")
   # aliases tinygrad users write
@@ -54,8 +56,8 @@ class dtypes:
   default_int = int32
   ints = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
   uints = frozenset((uint8, uint16, uint32, uint64))
-  floats = frozenset((float16, float32, float64))
-  all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, float32, float64)
+  floats = frozenset((float16, bfloat16, float32, float64))
+  all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32, float64)
   @staticmethod
   def is_float(x: DType) -> bool: return x in dtypes.floats
   @staticmethod
@@ -102,9 +104,9 @@ def to_dtype(x) -> DType:
 
 # tinygrad's promotion lattice: an edge a -> b means a promotes to b
 _promo = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32], dtypes.int32: [dtypes.int64],
-          dtypes.int64: [dtypes.float16], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
-          dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16], dtypes.float16: [dtypes.float32],
-          dtypes.float32: [dtypes.float64]}
+          dtypes.int64: [dtypes.float16, dtypes.bfloat16], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
+          dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16, dtypes.bfloat16], dtypes.float16: [dtypes.float32],
+          dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64]}
 
 @functools.cache
 def _ancestors(dt: DType) -> frozenset[DType]:
@@ -125,6 +127,7 @@ dtypes.fields = staticmethod(_fields)  # type: ignore[attr-defined]
 def _to_np_dtype(dt: DType | None) -> type | None:
   """The numpy scalar type holding dt's values (np.float32 for dtypes.float32); None for None."""
   import numpy as np
+  if dt == dtypes.bfloat16: return np.float32  # numpy has no bfloat16: tinygrad hands its values out as float32
   return None if dt is None else np.dtype(dtypes.to_np_name(dt)).type
 def _from_np_dtype(npdtype) -> DType:
   import numpy as np
@@ -133,7 +136,7 @@ def _to_torch_dtype(dt: DType):
   import torch
   return {dtypes.bool: torch.bool, dtypes.int8: torch.int8, dtypes.uint8: torch.uint8, dtypes.int16: torch.int16, dtypes.uint16: torch.uint16,
           dtypes.int32: torch.int32, dtypes.uint32: torch.uint32, dtypes.int64: torch.int64, dtypes.uint64: torch.uint64,
-          dtypes.float16: torch.float16, dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
+          dtypes.float16: torch.float16, dtypes.bfloat16: torch.bfloat16, dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
 def _from_torch_dtype(tdt) -> DType:
   return next(dt for dt in dtypes.all if _to_torch_dtype(dt) == tdt)
 
@@ -149,8 +152,8 @@ def can_lossless_cast(dt0: DType, dt1: DType) -> bool:
   if dt0 == dt1 or dt0 == dtypes.bool: return True
   if dt1 == dtypes.bool: return False
   if dtypes.is_float(dt1):
-    if dtypes.is_float(dt0): return dt1.itemsize >= dt0.itemsize
-    mantissa = {2: 11, 4: 24, 8: 53}[dt1.itemsize]  # an int fits if all its bits fit the mantissa
+    if dtypes.is_float(dt0): return dt1.itemsize > dt0.itemsize  # half and bfloat16 hold different values: neither holds the other
+    mantissa = 8 if dt1 == dtypes.bfloat16 else {2: 11, 4: 24, 8: 53}[dt1.itemsize]  # an int fits if all its bits fit the mantissa
     return 8 * dt0.itemsize - (0 if dtypes.is_unsigned(dt0) else 1) <= mantissa
   if dtypes.is_float(dt0): return False
   if dtypes.is_unsigned(dt1): return dtypes.is_unsigned(dt0) and dt1.itemsize >= dt0.itemsize
@@ -162,8 +165,19 @@ def _fp16_truncate(x: float) -> float:
   import struct
   try: return struct.unpack("e", struct.pack("e", x))[0]
   except OverflowError: return math.copysign(math.inf, x)
+def f32_to_bf16_bits(x: float) -> int:
+  """The bfloat16 nearest float32(x), ties to even, as its 16 bits (a nan stays a quiet nan, too large becomes inf)."""
+  import struct
+  try: u = struct.unpack("<I", struct.pack("<f", x))[0]
+  except OverflowError: u = 0xff800000 if x < 0 else 0x7f800000
+  if (u & 0x7fffffff) > 0x7f800000: return ((u >> 16) & 0x8000) | 0x7fc0
+  return ((u + 0x7fff + ((u >> 16) & 1)) >> 16) & 0xffff
+def bf16_bits_to_f32(b: int) -> float:
+  import struct
+  return struct.unpack("<f", struct.pack("<I", (b & 0xffff) << 16))[0]
+def _bf16_truncate(x: float) -> float: return bf16_bits_to_f32(f32_to_bf16_bits(x))
 # a Python value as dt would hold it: ints wrap, floats round to dt's precision (what a cast on the device gives)
 import ctypes as _ct  # noqa: E402
-truncate: dict[DType, Callable] = {dtypes.bool: bool, dtypes.float16: _fp16_truncate, dtypes.float32: _c_truncate(_ct.c_float),
+truncate: dict[DType, Callable] = {dtypes.bool: bool, dtypes.float16: _fp16_truncate, dtypes.bfloat16: _bf16_truncate, dtypes.float32: _c_truncate(_ct.c_float),
   dtypes.float64: _c_truncate(_ct.c_double), **{getattr(dtypes, n): _c_truncate(getattr(_ct, f"c_{n}")) for n in
   ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}}

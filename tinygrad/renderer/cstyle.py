@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from typing import Callable
-from tinygrad.dtype import DType, dtypes
+from tinygrad.dtype import DType, dtypes, f32_to_bf16_bits
 from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_step
 from tinygrad.codegen.linearize import Program
 from tinygrad.codegen.upcast import MAX_UPCAST
@@ -43,6 +43,7 @@ code_for_op: dict[Ops, Callable[[DType, list[str]], str]] = {
 def render_const(v, dt: DType, half: str = "_Float16") -> str:
   if dt.count > 1: return render_const(v, dt.scalar, half)  # type: ignore[arg-type]  # with vectors, C broadcasts a scalar
   if dt == dtypes.bool: return "1" if v else "0"
+  if dt == dtypes.bfloat16: return f"((unsigned short){hex(f32_to_bf16_bits(float(v)))})"  # its bits: see tg_f2bf in PRELUDE
   if dtypes.is_float(dt):
     if math.isnan(v): s = "NAN"
     elif math.isinf(v): s = "INFINITY" if v > 0 else "-INFINITY"
@@ -94,6 +95,7 @@ def _omp(ctx: RenderCtx, x: UOp) -> str:
   """The OpenMP pragma line in front of loop x, if any: the first global loop of a parallel kernel is split over
   threads; an innermost loop reducing into one float accumulator is a simd reduction."""
   acc = ctx.loop_acc.get(x)
+  if acc is not None and acc.dtype == dtypes.bfloat16: acc = None  # its bits are an unsigned short: OpenMP would reduce the bits
   red_op = ctx.acc_ops.get(acc) if acc is not None else None
   red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{ctx[acc]})" if acc is not None and red_op else ""
   simd = " simd" if acc is not None and red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(acc.dtype) and x not in ctx.nested else ""
@@ -110,7 +112,26 @@ def _vector_load(ctx: RenderCtx, x: UOp, b: UOp, i: UOp, gate: UOp | None) -> st
 def _vectorize(ctx: RenderCtx, x: UOp) -> str:  # a lane mask from scalar bools: true is all ones
   return f"(({ctx.tname(x.dtype)}){{{', '.join(f'-{ctx[s]}' if x.dtype.scalar == dtypes.bool else ctx[s] for s in x.src)}}})"
 
-string_rewrite = PatternMatcher([
+# bfloat16 has no C type here: a value is its 16 bits in an unsigned short, widened to float exactly by a shift
+# (tg_bf2f) and narrowed with rounding to nearest even (tg_f2bf); arithmetic and compares on it happen in float
+BF16_ALU = tuple(op for op in code_for_op if op is not Ops.WHERE)  # a select moves bits: no conversion needed
+def _as_float(ctx: RenderCtx, s: UOp) -> str: return f"tg_bf2f({ctx[s]})" if s.dtype == dtypes.bfloat16 else ctx[s]
+def _bf16_alu(ctx: RenderCtx, x: UOp) -> str:
+  out = code_for_op[x.op](dtypes.float32, [_as_float(ctx, s) for s in x.src])
+  return f"tg_f2bf({out})" if x.dtype == dtypes.bfloat16 else out
+def _bf16_acc(ctx: RenderCtx, x: UOp, a: UOp, v: UOp) -> str:
+  fa, fv = _as_float(ctx, a), _as_float(ctx, v)
+  out = _max(dtypes.float32, [fa, fv]) if x.arg is Ops.MAX else f"{fa} {'+' if x.arg is Ops.ADD else '*'} {fv}"
+  return f"{ctx[a]} = tg_f2bf({out});"
+bf16_rewrite = PatternMatcher([
+  (UPat(Ops.CAST, dtype=dtypes.bfloat16, src=(UPat.var("a"),)), lambda ctx, a: f"tg_f2bf((float)({ctx[a]}))"),
+  (UPat(Ops.CAST, src=(UPat.var("a", dtypes.bfloat16),), name="x"), lambda ctx, x, a: f"(({ctx.tname(x.dtype)})tg_bf2f({ctx[a]}))"),
+  (UPat(BF16_ALU, dtype=dtypes.bfloat16, name="x"), _bf16_alu),
+  (UPat((Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ), src=(UPat(dtype=dtypes.bfloat16), UPat()), name="x"), _bf16_alu),
+  (UPat(Ops.ACC_UPDATE, src=(UPat.var("a", dtypes.bfloat16), UPat.var("v")), name="x"), _bf16_acc),
+])
+
+string_rewrite = bf16_rewrite + PatternMatcher([
   # names: these get no line of their own
   (UPat(Ops.DEFINE_GLOBAL, name="x"), lambda x: f"data{x.arg[0]}"),
   (UPat(Ops.SINK), lambda: ""),
@@ -148,7 +169,7 @@ class CStyleRenderer:
   kernel_prefix = "void"
   buffer_qualifier = "restrict"
   string_rewrite = string_rewrite  # a subclass puts its own rules in front (CUDA: half arithmetic, threads for loops)
-  type_names: dict[DType, str] = {}  # a subclass's spelling of a type (CUDA: half)
+  type_names: dict[DType, str] = {dtypes.bfloat16: "unsigned short"}  # how a type is spelled (CUDA: half); bfloat16: its bits
   max_upcast = MAX_UPCAST  # copies of a loop body the optimizer may make (GPU renderers want fewer)
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
   parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
@@ -216,4 +237,11 @@ def render_program(lin: UOp, renderer: CStyleRenderer, p: Program) -> tuple[UOp,
   src = renderer.render_text(p)
   return UOp(Ops.PROGRAM, src=(lin, UOp(Ops.SOURCE, arg=src))), src
 
-PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n"
+PRELUDE = "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n" + r"""
+static inline float tg_bf2f(unsigned short b) { union { unsigned int u; float f; } c = {.u = (unsigned int)b << 16}; return c.f; }
+static inline unsigned short tg_f2bf(float f) {
+  union { float f; unsigned int u; } c = {.f = f};
+  if ((c.u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)(((c.u >> 16) & 0x8000u) | 0x7fc0u);  /* nan: a quiet nan */
+  return (unsigned short)((c.u + 0x7fffu + ((c.u >> 16) & 1u)) >> 16);  /* round to nearest, ties to even */
+}
+"""

@@ -36,9 +36,18 @@ __device__ __forceinline__ half operator/(half a, half b) { return half((float)a
 __device__ __forceinline__ half operator-(half a) { return half(-(float)a); }
 """
 
+# bfloat16 as in the C renderer (its 16 bits in an unsigned short): the same two conversions, spelled for CUDA
+BF16 = r"""__device__ __forceinline__ float tg_bf2f(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }
+__device__ __forceinline__ unsigned short tg_f2bf(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)(((u >> 16) & 0x8000u) | 0x7fc0u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"""
+
 def prelude(srcs: list[str]) -> str:
-  """What a batch of kernel sources needs in front of it (the half type only where a kernel uses it)."""
-  return PRELUDE + (HALF if any("half" in s for s in srcs) else "")
+  """What a batch of kernel sources needs in front of it (the half type, the bfloat16 conversions only where a kernel uses them)."""
+  return PRELUDE + (HALF if any("half" in s for s in srcs) else "") + (BF16 if any("tg_bf2f" in s or "tg_f2bf" in s for s in srcs) else "")
 
 def launch_dims(global_size: tuple[int, ...]) -> tuple[int, int]:
   """(blocks, threads per block) for a kernel: one thread per point of its global loops."""
@@ -70,7 +79,7 @@ class CUDARenderer(CStyleRenderer):
   kernel_prefix = f'extern "C" __global__ void __launch_bounds__({THREADS})'
   buffer_qualifier = "__restrict__"
   string_rewrite = cuda_rewrite
-  type_names = {dtypes.float16: "half"}  # the type the prelude defines
+  type_names = {dtypes.float16: "half", dtypes.bfloat16: "unsigned short"}  # half: the type the prelude defines
   max_upcast = 16  # a 4x4 register tile per thread: 128 accumulators would spill and leave room for few threads
   def local_size(self, p: Program) -> tuple[int, ...]: return (launch_dims(p.global_size)[1],)
   def render(self, p: Program) -> str:

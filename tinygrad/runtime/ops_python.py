@@ -3,12 +3,14 @@ needs no compiler, and because it shares `exec_alu` with constant folding it is 
 from __future__ import annotations
 import struct
 from typing import Any
-from tinygrad.dtype import dtypes
+from tinygrad.dtype import DType, dtypes, f32_to_bf16_bits, bf16_bits_to_f32
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.uop.alu import exec_alu, truncate
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer
 from tinygrad.device import Buffer
+
+HALF_FLOATS = (dtypes.float16, dtypes.bfloat16)
 
 class _HalfView:
   """memoryview cannot cast to half: read and write float16 through struct."""
@@ -16,9 +18,19 @@ class _HalfView:
   def __getitem__(self, i: int) -> float: return struct.unpack_from("e", self.mv, 2 * i)[0]
   def __setitem__(self, i: int, v: float) -> None: struct.pack_into("e", self.mv, 2 * i, truncate[dtypes.float16](v))
 
+class _BF16View:
+  """bfloat16 as its 16 bits: a value read is the float it stands for, a value written is rounded to nearest even."""
+  def __init__(self, mv: memoryview): self.mv = mv.cast("H")
+  def __getitem__(self, i: int) -> float: return bf16_bits_to_f32(self.mv[i])
+  def __setitem__(self, i: int, v: float) -> None: self.mv[i] = f32_to_bf16_bits(v)
+
+def _bits(v: Any, dt: DType) -> bytes: return struct.pack("H", f32_to_bf16_bits(v)) if dt == dtypes.bfloat16 else struct.pack(dt.fmt, v)
+def _from_bits(b: bytes, dt: DType) -> Any: return bf16_bits_to_f32(struct.unpack("H", b)[0]) if dt == dtypes.bfloat16 else struct.unpack(dt.fmt, b)[0]
+
 def _view(b: Buffer) -> Any:
   mv = b.as_memoryview()
   if b.dtype == dtypes.float16: return _HalfView(mv)
+  if b.dtype == dtypes.bfloat16: return _BF16View(mv) if b.nbytes else []
   return mv.cast(b.dtype.fmt) if b.nbytes else []
 
 class PythonDevice:
@@ -49,7 +61,7 @@ class PythonDevice:
           if not 0 <= idx < u.src[0].arg[1]: raise IndexError(f"{p.name}: load of index {idx} out of bounds of a buffer of {u.src[0].arg[1]}")
           vals[u] = views[u.src[0]][idx]
       elif op is Ops.STORE: views[u.src[0]][vals[u.src[1]]] = vals[u.src[2]]
-      elif op is Ops.CONST: vals[u] = u.arg
+      elif op is Ops.CONST: vals[u] = truncate[u.dtype](u.arg) if u.dtype in HALF_FLOATS else u.arg  # as C renders it: rounded to the type
       elif op is Ops.RANGE:
         if u.src[0].arg <= 0: pc = end_of[u] + 1; continue
         vals[u] = 0
@@ -62,7 +74,7 @@ class PythonDevice:
       elif op is Ops.REDUCE: vals[u] = vals[p.acc_of[u]]
       elif op is Ops.BITCAST:
         src = u.src[0]
-        vals[u] = struct.unpack(u.dtype.fmt, struct.pack(src.dtype.fmt, vals[src]))[0]
+        vals[u] = _from_bits(_bits(vals[src], src.dtype), u.dtype)
       elif op in (Ops.DEFINE_GLOBAL, Ops.SINK, Ops.DEFINE_VAR): pass
       else: raise NotImplementedError(f"the PYTHON device cannot run {op}")
       pc += 1

@@ -69,12 +69,12 @@ class UOpMetaClass(type):
 
 class UOp(metaclass=UOpMetaClass):
   """An immutable, hash-consed node: building the same UOp twice returns the very same object."""
-  __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "_shape", "_vminmax", "_dev")
+  __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "_shape", "_vminmax", "_dev", "_axis")
   def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
     object.__setattr__(self, "op", op); object.__setattr__(self, "dtype", dtype)
     object.__setattr__(self, "src", src); object.__setattr__(self, "arg", arg)
   def __setattr__(self, k, v):
-    if k in ("_shape", "_vminmax", "_dev"): return object.__setattr__(self, k, v)
+    if k in ("_shape", "_vminmax", "_dev", "_axis"): return object.__setattr__(self, k, v)
     raise AttributeError("UOp is immutable")
   def __reduce__(self): raise TypeError("UOps are not pickled; trace files store them interned by id")
   def replace(self, **kw) -> UOp:
@@ -185,6 +185,16 @@ class UOp(metaclass=UOpMetaClass):
   def device(self) -> str | None:
     try: return self._dev
     except AttributeError: return _fill(self, "_dev", _compute_device)
+  @property
+  def axis(self) -> int | None:
+    """The axis a multi-device value is split along (tinygrad's `t.uop.axis`): None when each device holds a copy or
+    the value lives on one device. Computed once per node, on first use (it lowers the graph: see tinygrad/multi.py)."""
+    try: return self._axis
+    except AttributeError: pass
+    from tinygrad.multi import shard_axis
+    ax = shard_axis(self) if isinstance(self.device, tuple) and self.shape is not None else None
+    object.__setattr__(self, "_axis", ax)
+    return ax
 
 def _fill(root: UOp, attr: str, compute: Callable[[UOp], Any]) -> Any:
   """Compute a cached per-node property for root and every source that lacks it, sources first; the walk stops at
