@@ -214,4 +214,5 @@ def is_dtype_supported(dtype: DType, device: str | tuple[str, ...] | None = None
   from tinygrad.dtype import dtypes
   devs = Device.canonicalize(device)
   for d in devs if isinstance(devs, tuple) else (devs,): Device._cls(d)  # the device kind exists (CUDA needs no GPU to answer)
+  if dtype in dtypes.fp8s: return all(d.partition(":")[0] == "PYTHON" for d in (devs if isinstance(devs, tuple) else (devs,)))  # no fp8 in C here
   return isinstance(dtype, DType) and dtype.count == 1 and dtype in dtypes.all

@@ -47,6 +47,9 @@ class dtypes:
   float16 = DType(10, 2, "half", "e", "_Float16")
   # no C or struct type: stored as its 16 bits (the top half of a float32), computed in float32 (see docs/engine.md)
   bfloat16 = DType(11, 2, "bfloat16", None, "__bf16")  # type: ignore[arg-type]
+  # 8-bit floats (OCP: e4m3 without inf, max 448; e5m2 with inf, max 57344): stored as their bits, only the PYTHON device computes in them
+  fp8e4m3 = DType(8, 1, "fp8e4m3", None, "float8_e4m3")  # type: ignore[arg-type]
+  fp8e5m2 = DType(9, 1, "fp8e5m2", None, "float8_e5m2")  # type: ignore[arg-type]
   float32 = DType(12, 4, "float", "f", "float")
   float64 = DType(13, 8, "double", "d", "double")
   # aliases tinygrad users write
@@ -56,8 +59,9 @@ class dtypes:
   default_int = int32
   ints = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
   uints = frozenset((uint8, uint16, uint32, uint64))
-  floats = frozenset((float16, bfloat16, float32, float64))
-  all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32, float64)
+  fp8s = fp8_ocp = (fp8e4m3, fp8e5m2)
+  floats = frozenset((fp8e4m3, fp8e5m2, float16, bfloat16, float32, float64))
+  all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, fp8e4m3, fp8e5m2, float16, bfloat16, float32, float64)
   @staticmethod
   def is_float(x: DType) -> bool: return x in dtypes.floats
   @staticmethod
@@ -106,7 +110,8 @@ def to_dtype(x) -> DType:
 _promo = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32], dtypes.int32: [dtypes.int64],
           dtypes.int64: [dtypes.float16, dtypes.bfloat16], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
           dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16, dtypes.bfloat16], dtypes.float16: [dtypes.float32],
-          dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64]}
+          dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64],
+          dtypes.fp8e4m3: [dtypes.float16, dtypes.bfloat16], dtypes.fp8e5m2: [dtypes.float16, dtypes.bfloat16]}
 
 @functools.cache
 def _ancestors(dt: DType) -> frozenset[DType]:
@@ -127,7 +132,7 @@ dtypes.fields = staticmethod(_fields)  # type: ignore[attr-defined]
 def _to_np_dtype(dt: DType | None) -> type | None:
   """The numpy scalar type holding dt's values (np.float32 for dtypes.float32); None for None."""
   import numpy as np
-  if dt == dtypes.bfloat16: return np.float32  # numpy has no bfloat16: tinygrad hands its values out as float32
+  if dt in NO_NUMPY: return np.float32  # numpy has no bfloat16 or fp8: tinygrad hands their values out as float32
   return None if dt is None else np.dtype(dtypes.to_np_name(dt)).type
 def _from_np_dtype(npdtype) -> DType:
   import numpy as np
@@ -136,7 +141,8 @@ def _to_torch_dtype(dt: DType):
   import torch
   return {dtypes.bool: torch.bool, dtypes.int8: torch.int8, dtypes.uint8: torch.uint8, dtypes.int16: torch.int16, dtypes.uint16: torch.uint16,
           dtypes.int32: torch.int32, dtypes.uint32: torch.uint32, dtypes.int64: torch.int64, dtypes.uint64: torch.uint64,
-          dtypes.float16: torch.float16, dtypes.bfloat16: torch.bfloat16, dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
+          dtypes.float16: torch.float16, dtypes.bfloat16: torch.bfloat16, dtypes.fp8e4m3: torch.float8_e4m3fn,
+          dtypes.fp8e5m2: torch.float8_e5m2, dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
 def _from_torch_dtype(tdt) -> DType:
   return next(dt for dt in dtypes.all if _to_torch_dtype(dt) == tdt)
 
@@ -153,7 +159,7 @@ def can_lossless_cast(dt0: DType, dt1: DType) -> bool:
   if dt1 == dtypes.bool: return False
   if dtypes.is_float(dt1):
     if dtypes.is_float(dt0): return dt1.itemsize > dt0.itemsize  # half and bfloat16 hold different values: neither holds the other
-    mantissa = 8 if dt1 == dtypes.bfloat16 else {2: 11, 4: 24, 8: 53}[dt1.itemsize]  # an int fits if all its bits fit the mantissa
+    mantissa = {dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3}.get(dt1) or {2: 11, 4: 24, 8: 53}[dt1.itemsize]  # an int fits if all its bits fit the mantissa
     return 8 * dt0.itemsize - (0 if dtypes.is_unsigned(dt0) else 1) <= mantissa
   if dtypes.is_float(dt0): return False
   if dtypes.is_unsigned(dt1): return dtypes.is_unsigned(dt0) and dt1.itemsize >= dt0.itemsize
@@ -176,8 +182,32 @@ def bf16_bits_to_f32(b: int) -> float:
   import struct
   return struct.unpack("<f", struct.pack("<I", (b & 0xffff) << 16))[0]
 def _bf16_truncate(x: float) -> float: return bf16_bits_to_f32(f32_to_bf16_bits(x))
+
+NO_NUMPY = (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2)  # dtypes numpy has no type for
+_FP8 = {dtypes.fp8e4m3: (3, 7, 448.0), dtypes.fp8e5m2: (2, 15, 57344.0)}  # mantissa bits, exponent bias, largest finite
+def float_to_fp8(x: float, dt: DType) -> int:
+  """The fp8 nearest x, ties to even, as its 8 bits; a finite x beyond the range saturates to the largest finite (as
+  tinygrad); nan is a nan, inf is e5m2's inf and e4m3's nan (it has no inf)."""
+  m, bias, top = _FP8[dt]
+  sign = 0x80 if math.copysign(1.0, x) < 0 else 0
+  if math.isnan(x) or (math.isinf(x) and dt == dtypes.fp8e4m3): return sign | 0x7f
+  if math.isinf(x): return sign | 0x7c
+  a, emin = abs(x), 1 - bias
+  e = max(math.frexp(a)[1] - 1, emin) if a else emin  # a's binade (subnormals share the lowest one)
+  r = min(round(a / 2.0 ** (e - m)) * 2.0 ** (e - m), top)  # Python's round is half to even; scaling by 2**k is exact
+  if r == 0: return sign
+  e = math.frexp(r)[1] - 1
+  if e < emin: return sign | int(r / 2.0 ** (emin - m))  # subnormal: exponent field 0
+  return sign | ((e + bias) << m) | int((r / 2.0 ** e - 1) * (1 << m))
+def fp8_to_float(b: int, dt: DType) -> float:
+  m, bias, _ = _FP8[dt]
+  sign, e, mant = -1.0 if b & 0x80 else 1.0, (b & 0x7f) >> m, b & ((1 << m) - 1)
+  if dt == dtypes.fp8e4m3 and (b & 0x7f) == 0x7f: return math.nan
+  if dt == dtypes.fp8e5m2 and e == 0x1f: return math.nan if mant else sign * math.inf
+  return sign * (mant * 2.0 ** (1 - bias - m) if e == 0 else (1 + mant / (1 << m)) * 2.0 ** (e - bias))
 # a Python value as dt would hold it: ints wrap, floats round to dt's precision (what a cast on the device gives)
 import ctypes as _ct  # noqa: E402
-truncate: dict[DType, Callable] = {dtypes.bool: bool, dtypes.float16: _fp16_truncate, dtypes.bfloat16: _bf16_truncate, dtypes.float32: _c_truncate(_ct.c_float),
+truncate: dict[DType, Callable] = {dtypes.bool: bool, dtypes.float16: _fp16_truncate, dtypes.bfloat16: _bf16_truncate,
+  **{dt: (lambda x, dt=dt: fp8_to_float(float_to_fp8(float(x), dt), dt)) for dt in dtypes.fp8s}, dtypes.float32: _c_truncate(_ct.c_float),
   dtypes.float64: _c_truncate(_ct.c_double), **{getattr(dtypes, n): _c_truncate(getattr(_ct, f"c_{n}")) for n in
   ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}}

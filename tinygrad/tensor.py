@@ -2,7 +2,7 @@
 from __future__ import annotations
 import functools, math, pathlib, struct, sys, weakref, itertools
 from typing import Any, Sequence
-from tinygrad.dtype import DType, DTypeError, dtypes, to_dtype, least_upper_dtype, least_upper_float, f32_to_bf16_bits
+from tinygrad.dtype import DType, DTypeError, dtypes, to_dtype, least_upper_dtype, least_upper_float, f32_to_bf16_bits, float_to_fp8, NO_NUMPY
 from tinygrad.dtype import _to_np_dtype  # noqa: F401  (tinygrad's tests import it from tinygrad.tensor)
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
 from tinygrad.uop.ops import UOp, Ops, track_context
@@ -37,6 +37,7 @@ def _pack(vals: list, dtype: DType) -> bytes:
   if dtypes.is_int(dtype) or dtype == dtypes.bool: vals = [cast_value(v, dtype) for v in vals]
   elif dtype == dtypes.float16: vals = [cast_value(float(v), dtype) for v in vals]
   elif dtype == dtypes.bfloat16: return struct.pack(f"{len(vals)}H", *[f32_to_bf16_bits(float(v)) for v in vals])  # its bits
+  elif dtype in dtypes.fp8s: return bytes(float_to_fp8(float(v), dtype) for v in vals)
   return struct.pack(f"{len(vals)}{dtype.fmt}", *vals)
 
 def _host_buffer(data: bytes, dtype: DType, device: str) -> UOp:
@@ -248,16 +249,16 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     buf, shape = self._buffer()
     mv = buf.as_memoryview()
     # memoryview has no half or bfloat16 format: those come as their bytes
-    return mv if self.dtype in (dtypes.float16, dtypes.bfloat16) or not shape or 0 in shape else mv.cast(self.dtype.fmt, shape)
+    return mv if self.dtype == dtypes.float16 or self.dtype in NO_NUMPY or not shape or 0 in shape else mv.cast(self.dtype.fmt, shape)
   @_tensor_call
   def numpy(self):
     import numpy as np
-    if self.dtype == dtypes.bfloat16: return self.float().numpy()  # numpy has no bfloat16: float32, as tinygrad 0.14
+    if self.dtype in NO_NUMPY: return self.float().numpy()  # numpy has no bfloat16 or fp8: float32, as tinygrad 0.14
     buf, shape = self._buffer()
     return np.frombuffer(buf.copyout(), dtype=dtypes.to_np_name(self.dtype)).reshape(shape).copy()
   @_tensor_call
   def tolist(self) -> Any:
-    if self.dtype == dtypes.bfloat16: return self.float().tolist()  # Python floats, each exactly the bfloat16 value
+    if self.dtype in NO_NUMPY: return self.float().tolist()  # Python floats, each exactly the bfloat16 (fp8) value
     buf, shape = self._buffer()
     vals = list(struct.unpack(f"{buf.size}{self.dtype.fmt}", buf.copyout()))
     for d in reversed(shape[1:]): vals = [vals[i:i + d] for i in range(0, len(vals), d)] if d else [[] for _ in range(len(vals) and 0)]
@@ -410,7 +411,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if prod(shape) == 0: return Tensor.zeros(*shape, dtype=dt, device=dev, **kw)
     # as many random bits as dt's significand holds: every value is then exact in dt, so a half draw is never
     # rounded up to 1.0 (24 bits cast to half would be, for draws above 1 - 2**-12)
-    bits = 11 if dt == dtypes.float16 else 8 if dt == dtypes.bfloat16 else 24
+    bits = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3}.get(dt, 24)
     u = (Tensor._random_bits(prod(shape), dev) >> (32 - bits)).cast(dtypes.float32) * (1.0 / (1 << bits))
     return Tensor(u.cast(dt).reshape(shape).uop, **kw)
   @staticmethod
@@ -930,7 +931,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return dt
   def sum(self, axis=None, keepdim: bool = False, dtype: DType | None = None) -> Tensor:
     acc = to_dtype(dtype) if dtype is not None else Tensor._sum_dtype(self.dtype)
-    acc_inner = dtypes.float32 if acc in (dtypes.float16, dtypes.bfloat16) else acc
+    acc_inner = dtypes.float32 if acc in (dtypes.float16, *NO_NUMPY) else acc
     out = self.cast(acc_inner)._reduce(Ops.ADD, axis, keepdim)
     return out.cast(acc)
   def prod(self, axis=None, keepdim: bool = False, dtype: DType | None = None) -> Tensor:

@@ -170,16 +170,19 @@ class CStyleRenderer:
   buffer_qualifier = "restrict"
   string_rewrite = string_rewrite  # a subclass puts its own rules in front (CUDA: half arithmetic, threads for loops)
   type_names: dict[DType, str] = {dtypes.bfloat16: "unsigned short"}  # how a type is spelled (CUDA: half); bfloat16: its bits
+  source_only = False  # True: the source is only shown (the PYTHON device's), never compiled: fp8 may appear in it
   max_upcast = MAX_UPCAST  # copies of a loop body the optimizer may make (GPU renderers want fewer)
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
   parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
 
   def supported_dtypes(self) -> list[DType]:
-    """The dtypes kernels can compute in (tinygrad's tests ask the renderer): every dtype the engine has, on CPU and CUDA."""
-    return list(dtypes.all)
+    """The dtypes kernels can compute in (tinygrad's tests ask the renderer): every dtype the engine has but fp8, on CPU and CUDA."""
+    return [d for d in dtypes.all if d not in dtypes.fp8s]
 
   def render(self, p: Program) -> str:
     """p's source; sets p.line_uops. Traced as the kernel context's "render" step."""
+    if not self.source_only and (f8 := next((u for u in p.uops if u.dtype in dtypes.fp8s), None)) is not None:
+      raise NotImplementedError(f"{p.name}: {f8.dtype} computes only on the PYTHON device here (is_dtype_supported says so); cast to float first there")
     lin = p.lin if p.lin is not None else UOp(Ops.LINEAR, src=tuple(p.uops))
     return graph_step(lin, render_program, self, p, name="render")[1]
 

@@ -3,14 +3,14 @@ needs no compiler, and because it shares `exec_alu` with constant folding it is 
 from __future__ import annotations
 import struct
 from typing import Any
-from tinygrad.dtype import DType, dtypes, f32_to_bf16_bits, bf16_bits_to_f32
+from tinygrad.dtype import DType, dtypes, f32_to_bf16_bits, bf16_bits_to_f32, float_to_fp8, fp8_to_float
 from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.uop.alu import exec_alu, truncate
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer
 from tinygrad.device import Buffer
 
-HALF_FLOATS = (dtypes.float16, dtypes.bfloat16)
+HALF_FLOATS = (dtypes.float16, dtypes.bfloat16, *dtypes.fp8s)
 
 class _HalfView:
   """memoryview cannot cast to half: read and write float16 through struct."""
@@ -24,17 +24,30 @@ class _BF16View:
   def __getitem__(self, i: int) -> float: return bf16_bits_to_f32(self.mv[i])
   def __setitem__(self, i: int, v: float) -> None: self.mv[i] = f32_to_bf16_bits(v)
 
-def _bits(v: Any, dt: DType) -> bytes: return struct.pack("H", f32_to_bf16_bits(v)) if dt == dtypes.bfloat16 else struct.pack(dt.fmt, v)
-def _from_bits(b: bytes, dt: DType) -> Any: return bf16_bits_to_f32(struct.unpack("H", b)[0]) if dt == dtypes.bfloat16 else struct.unpack(dt.fmt, b)[0]
+class _FP8View:
+  """fp8 as its 8 bits, converted on each read and write."""
+  def __init__(self, mv: memoryview, dt: DType): self.mv, self.dt = mv.cast("B"), dt
+  def __getitem__(self, i: int) -> float: return fp8_to_float(self.mv[i], self.dt)
+  def __setitem__(self, i: int, v: float) -> None: self.mv[i] = float_to_fp8(v, self.dt)
+
+def _bits(v: Any, dt: DType) -> bytes:
+  if dt == dtypes.bfloat16: return struct.pack("H", f32_to_bf16_bits(v))
+  return bytes([float_to_fp8(v, dt)]) if dt in dtypes.fp8s else struct.pack(dt.fmt, v)
+def _from_bits(b: bytes, dt: DType) -> Any:
+  if dt == dtypes.bfloat16: return bf16_bits_to_f32(struct.unpack("H", b)[0])
+  return fp8_to_float(b[0], dt) if dt in dtypes.fp8s else struct.unpack(dt.fmt, b)[0]
 
 def _view(b: Buffer) -> Any:
   mv = b.as_memoryview()
   if b.dtype == dtypes.float16: return _HalfView(mv)
   if b.dtype == dtypes.bfloat16: return _BF16View(mv) if b.nbytes else []
+  if b.dtype in dtypes.fp8s: return _FP8View(mv, b.dtype) if b.nbytes else []
   return mv.cast(b.dtype.fmt) if b.nbytes else []
 
+class _ShownC(CStyleRenderer): source_only = True
+
 class PythonDevice:
-  renderer = CStyleRenderer()  # the source shown for a PYTHON kernel is the C of the same program
+  renderer = _ShownC()  # the source shown for a PYTHON kernel is the C of the same program (shown, never compiled)
   def __init__(self, name: str): self.name = name
   def compile(self, progs: list[Program]) -> float: return 0.0
   def synchronize(self) -> None: pass

@@ -3,7 +3,7 @@ Shared by constant folding and the PYTHON device, so both agree with the generat
 from __future__ import annotations
 import math, struct
 from typing import Any, Callable
-from tinygrad.dtype import DType, dtypes, _bf16_truncate
+from tinygrad.dtype import DType, dtypes, _bf16_truncate, truncate as _truncate
 from tinygrad.uop.ops import Ops
 
 def _cdiv(a: int, b: int) -> int: return abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
@@ -55,7 +55,7 @@ def _wrap(bits: int, signed: bool) -> Callable[[Any], int]:
   return f
 
 truncate: dict[DType, Callable[[Any], Any]] = {
-  dtypes.bool: bool, dtypes.float16: _f16, dtypes.bfloat16: _bf16_truncate, dtypes.float32: _f32, dtypes.float64: float,
+  dtypes.bool: bool, dtypes.float16: _f16, dtypes.bfloat16: _bf16_truncate, **{dt: _truncate[dt] for dt in dtypes.fp8s}, dtypes.float32: _f32, dtypes.float64: float,
   **{dt: _wrap(8 * dt.itemsize, not dtypes.is_unsigned(dt)) for dt in dtypes.ints},
 }
 
