@@ -108,6 +108,16 @@ class Schedule:
   ctx: int
   items: list[dict[str, Any]]
 
+TRACK_KINDS = ("host", "tensor", "device", "thread")
+
+@dataclass(slots=True)
+class TrackDef:
+  """What a track is, said before its first span, counter or flow: "host" (the engine's own work: codegen, compile,
+  schedule), "tensor" (Tensor calls), "device" (a device's kernels and copies), "thread" (a foreign trace's thread)."""
+  TYPE: ClassVar[str] = "track"
+  name: str
+  kind: str
+
 @dataclass(slots=True)
 class Span:
   """Something that took time on a track; a kernel run has cat "kernel" and args {"kernel": kernel id}."""
@@ -144,7 +154,7 @@ class Flow:
   cat: str
   ts_ns: int
 
-Event = Union[Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, Span, Counter, Marker, Flow]
+Event = Union[Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, TrackDef, Span, Counter, Marker, Flow]
 EVENT_TYPES: dict[str, type] = {c.TYPE: c for c in get_args(Event)}
 ARG_MAX = 200
 
@@ -226,6 +236,7 @@ class Checker:
       if ev.input not in uops or ev.output not in uops or any(b not in uops or a not in uops for _, b, a in ev.matches):
         raise SchemaError(f"rewrite {ev.id} refers to an undefined uop")
     elif type(ev) is Schedule: ev.items = [_schedule_item(i, it, uops) for i, it in enumerate(ev.items)]
+    elif type(ev) is TrackDef and ev.kind not in TRACK_KINDS: raise SchemaError(f"track {ev.name!r}: kind {ev.kind!r} is not one of {TRACK_KINDS}")
     return ev
 
 SCHEDULE_KINDS = ("kernel", "copy")

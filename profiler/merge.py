@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses, os
 from typing import Any
 from profiler.events import (Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, Span,
-                             Counter, Marker, Flow)
+                             Counter, Marker, Flow, TrackDef)
 from profiler.tracefile import Trace
 
 def _label(run: Run | None, fallback: str, taken: set[str]) -> str:
@@ -75,6 +75,7 @@ def merge(traces: list[tuple[str, Trace]]) -> tuple[list[Event], list[str]]:
         e = dataclasses.replace(e, track=track(e.track), start_ns=e.start_ns + dt, end_ns=e.end_ns + dt, args=args)
         end_ns = max(end_ns, e.end_ns)
       elif t is Counter: e = dataclasses.replace(e, track=track(e.track), ts_ns=e.ts_ns + dt)
+      elif t is TrackDef: e = dataclasses.replace(e, name=track(e.name))
       elif t is Marker: e = dataclasses.replace(e, name=f"{proc}: {e.name}", ts_ns=e.ts_ns + dt)
       elif t is Flow: e = dataclasses.replace(e, id=f"{i}:{e.id}", track=track(e.track), ts_ns=e.ts_ns + dt)
       out.append(e)

@@ -11,7 +11,7 @@ from collections import deque
 from typing import Any, Callable, Iterable
 from profiler import __version__
 from profiler.events import (ARG_MAX, Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite,
-                             Kernel, Schedule, Span, Counter, Marker, Flow, to_json)
+                             Kernel, Schedule, TrackDef, Span, Counter, Marker, Flow, to_json)
 from profiler.patsource import pattern_source
 from profiler.tracefile import TraceWriter
 from profiler.safefile import private_dir
@@ -42,6 +42,10 @@ class Recorder:
     self.mode, self.path, self.capture_rewrites = mode, path, mode == "viz"
     self.capture_plans = self.capture_rewrites and settings.plans()  # VIZ_PLANS=1: the losing plans' rewrites too
     self._q: deque[Event] = deque()  # append/popleft are atomic: engine threads and the flusher need no lock
+    # what each track is, as the engine says (track_kinds): carried in a track event before the track's first use
+    self._track_kinds: dict[str, str] = {}
+    self._track_default = "device"
+    self._tracks: set[str] = set()
     self._uop_ids: dict[int, int] = {}
     self._pat_ids: dict[int, int] = {}
     self._keep: list[Any] = []
@@ -172,15 +176,26 @@ class Recorder:
             "reads": [self._uop(b) for b in it["reads"]], "writes": [self._uop(b) for b in it["writes"]]} for it in items]
     self._q.append(Schedule(ctx_id, out))
 
+  def track_kinds(self, kinds: dict[str, str], default: str) -> None:
+    self._track_kinds, self._track_default = dict(kinds), default
+
+  def _track(self, track: str) -> None:
+    # a race of two threads' first spans on one track says the same thing twice: harmless
+    self._tracks.add(track)
+    self._q.append(TrackDef(track, self._track_kinds.get(track.split("/")[0], self._track_default)))
+
   def span(self, track: str, name: str, start_ns: int, end_ns: int, cat: str, args: dict[str, Any]) -> None:
+    if track not in self._tracks: self._track(track)
     self._q.append(Span(track, name, start_ns, end_ns, cat, args if args is not None else {}))
 
   def counter(self, track: str, name: str, ts_ns: int, value: float) -> None:
+    if track not in self._tracks: self._track(track)
     self._q.append(Counter(track, name, ts_ns, float(value)))
 
   def marker(self, name: str, ts_ns: int) -> None: self._q.append(Marker(name, ts_ns))
 
   def flow(self, fid: str, phase: str, track: str, name: str, cat: str, ts_ns: int) -> None:
+    if track not in self._tracks: self._track(track)
     self._q.append(Flow(fid, phase, track, name, cat, ts_ns))
 
   # *** flushing ***

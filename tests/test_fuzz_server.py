@@ -78,7 +78,7 @@ def _our_file(r: random.Random, lines: list[str]) -> bytes:
   for _ in range(r.randrange(1, 6)):
     i = r.randrange(1, len(lines))
     try: lines[i] = _raw(_mutate_obj(r, json.loads(lines[i])))
-    except ValueError: pass  # mutated already into what json cannot read back: it stays so
+    except (ValueError, RecursionError): pass  # mutated already into what json cannot read back (or nested too deep): it stays so
   text = "\n".join(lines) + "\n"
   return _damage_bytes(r, text.encode()) if r.random() < 0.3 else text.encode()
 

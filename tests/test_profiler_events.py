@@ -12,7 +12,7 @@ SAMPLES = [ev.Run("/a.py", ["a.py", "-x"], 1.5, 10, 7, "0.1.0", "viz"), ev.RunEn
            ev.Kernel(1, "E_4", "CPU", "void E_4(){}", (4, 1, 1), (), 4, 32, None, ["STORE"]),
            ev.ContextBegin(2, None, "schedule", "train_step · a.py:9", ("/a.py", 9), 7, "(4,)"),
            ev.Schedule(2, [{"kind": "kernel", "ast": 3, "kernel": 1, "reads": [1], "writes": [2]}]),
-           ev.Span("CPU", "E_4", 1, 2, "kernel", {"kernel": 1}), ev.Counter("CPU", "memory", 3, 1024.0),
+           ev.TrackDef("CPU", "device"), ev.Span("CPU", "E_4", 1, 2, "kernel", {"kernel": 1}), ev.Counter("CPU", "memory", 3, 1024.0),
            ev.Marker("epoch", 4), ev.Flow("7", "s", "CPU", "f", "c", 5)]
 
 def test_every_event_type_has_a_sample():

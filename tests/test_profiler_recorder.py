@@ -30,10 +30,10 @@ def recording(mode: str = "viz", **kw):
   evs: list = []
   rec = Recorder(mode, sinks=[got.extend], **kw)
   assert tracing.tracer is None
-  tracing.tracer = rec
+  tracing.attach(rec)  # as recorder.install plugs it in
   try: yield rec, evs
   finally:
-    tracing.tracer = None
+    tracing.attach(None)
     rec.close()
     evs.extend(from_json(d) for d in got)
 
@@ -132,7 +132,29 @@ def test_kernel_and_timeline_events():
     rec.marker("epoch 1", 300)
   (k,) = of(evs, Kernel)
   assert (k.id, k.global_size, k.flops, k.bytes, k.ctx, k.uops) == (kid, (4, 1, 1), 8, 48, -1, ["DEFINE_GLOBAL", "STORE"])
-  assert [e.TYPE for e in evs] == ["run", "kernel", "span", "counter", "marker", "run_end"]
+  assert [e.TYPE for e in evs] == ["run", "kernel", "track", "span", "counter", "marker", "run_end"]  # a track said once, first
+
+def test_each_track_is_declared_once_with_the_engines_kind_before_its_first_use():
+  from profiler.events import TrackDef, Span
+  with recording("profile") as (rec, evs):
+    rec.span("HOST", "codegen E_4", 1, 2, "codegen", {})
+    rec.span("CPU:1/copy", "copy", 3, 4, "copy", {})
+    rec.span("HOST", "compile", 5, 6, "compile", {})
+    rec.counter("TENSOR", "x", 7, 1.0)
+  tracks = [(e.name, e.kind) for e in evs if isinstance(e, TrackDef)]
+  assert tracks == [("HOST", "host"), ("CPU:1/copy", "device"), ("TENSOR", "tensor")]  # tinygrad/tracing.py's TRACK_KINDS
+  first = {}
+  for i, e in enumerate(evs): first.setdefault(getattr(e, "track", None) or getattr(e, "name", None), (i, e.TYPE))
+  assert all(first[n][1] == "track" for n, _ in tracks)
+
+def test_the_viewer_takes_a_tracks_kind_from_the_trace_not_its_name():
+  from viz.server.run import Run
+  from profiler.events import TrackDef, Span, Run as RunEvent
+  run = Run(0, "t", "ours", None, False)  # the server's index of a run, fed events as a file or /ingest feeds it
+  run.add_events([RunEvent("/a.py", [], 0.0, 0, 1, "0", "profile"), TrackDef("HOST", "device"), TrackDef("GPU?", "host"),
+                  Span("HOST", "k", 1, 2, "kernel", {}), Span("GPU?", "codegen", 3, 4, "codegen", {}), Span("OLD", "k", 5, 6, "kernel", {})])
+  kinds = {t["name"]: t["kind"] for t in run.timeline.tracks_json()["tracks"]}
+  assert kinds == {"HOST": "device", "GPU?": "host", "OLD": "device"}  # OLD: no track event (an old trace): its name decides
 
 def test_run_event_carries_the_package_version():
   import re, profiler

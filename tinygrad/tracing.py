@@ -32,6 +32,8 @@ class Tracer(Protocol):
   # reads: [BUFFER UOps], writes: [BUFFER UOps]}]
   def schedule(self, ctx_id: int, items: list[dict[str, Any]]) -> None: ...
   # a span on a track ("CPU", "CPU:1", "HOST", "TENSOR", ...); times in ns on time.perf_counter_ns's clock
+  # what the engine's tracks are (a track's name before its first "/" -> kind), and the kind of every other track
+  def track_kinds(self, kinds: dict[str, str], default: str) -> None: ...
   def span(self, track: str, name: str, start_ns: int, end_ns: int, cat: str, args: dict[str, Any]) -> None: ...
   def counter(self, track: str, name: str, ts_ns: int, value: float) -> None: ...
   def marker(self, name: str, ts_ns: int) -> None: ...
@@ -42,7 +44,11 @@ class Tracer(Protocol):
 
 tracer: Tracer | None = None
 
+# the engine's own tracks; every other track is a device's ("CPU", "CUDA:1/copy"): the trace carries these kinds
+TRACK_KINDS = {"HOST": "host", "TENSOR": "tensor"}
+
 def attach(t: Tracer | None) -> None:
   """Where the profiler's recorder is plugged in (and out, with None)."""
   global tracer
+  if t is not None: t.track_kinds(TRACK_KINDS, "device")
   tracer = t

@@ -13,7 +13,7 @@ import json, os
 from dataclasses import dataclass, field
 from typing import Any
 from profiler.events import (Checker, Event, SchemaError, to_json, Run as RunEvent, RunEnd, UOpDef, PatternDef, ContextBegin,
-                             ContextEnd, Rewrite, Kernel, Schedule, Span, Counter, Marker, Flow)
+                             ContextEnd, Rewrite, Kernel, Schedule, TrackDef, Span, Counter, Marker, Flow)
 from profiler.tracefile import ReadWarning, Trace, Warnings
 from viz.server.graph import UOpTable, RewriteSteps, step_json
 from viz.server.timeline import Timeline
@@ -153,6 +153,10 @@ class Run:
     if k.id not in self.kernels: self.kernel_order.append(k.id); self._pending_kernels += 1
     self.kernels[k.id] = {n: v for n, v in to_json(k).items() if n != "type"}  # the trace's fields, by the trace's names
 
+  def _track(self, t: TrackDef) -> None:
+    self.timeline.declare(t.name, t.kind)
+    self._pending_tracks = True
+
   def _span(self, s: Span) -> None:
     self.timeline.span(s.track, s.name, s.start_ns, s.end_ns, s.cat, s.args, self._at)
     self._pending_tracks = True
@@ -254,5 +258,5 @@ class Run:
 def _warning(w: ReadWarning) -> dict[str, Any]: return {"message": w.message, "offset": w.offset, "line": w.line}
 
 _HANDLERS: dict[type, Any] = {PatternDef: Run._pattern, ContextBegin: Run._context_begin, ContextEnd: Run._context_end,
-                              Rewrite: Run._rewrite, Kernel: Run._kernel, Schedule: Run._schedule, Span: Run._span,
+                              Rewrite: Run._rewrite, Kernel: Run._kernel, Schedule: Run._schedule, TrackDef: Run._track, Span: Run._span,
                               Counter: Run._counter, Marker: Run._marker, Flow: Run._flow, RunEvent: Run._run, RunEnd: Run._run_end}

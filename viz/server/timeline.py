@@ -17,6 +17,7 @@ CAT_OTHER = 6
 DEPTH_MAX = 0xFFFF  # depth travels as uint16
 
 def track_kind(name: str, chrome: bool) -> str:
+  """A track's kind for a trace that does not say it (no track events: traces before they were added)."""
   if chrome: return "thread"
   if name == "HOST": return "host"
   if name == "TENSOR": return "tensor"
@@ -111,6 +112,7 @@ class Timeline:
     self.markers: list[tuple[str, int]] = []
     self.flows: list[dict[str, Any]] = []
     self.processes: dict[str, str] = {}  # a Chrome thread track's name -> its process's name (the reader says)
+    self.kinds: dict[str, str] = {}  # what the trace's track events say each track is
     self.origin: int | None = None  # the run's clock_ns when known: times on the wire are relative to start_ns
     self.spill: Callable[[int], dict[str, Any]] | None = None  # reads back span args left in the trace file
     self.t_min: int | None = None
@@ -123,8 +125,13 @@ class Timeline:
   def track(self, name: str) -> Track:
     if (i := self._track_ids.get(name)) is None:
       i = self._track_ids[name] = len(self.tracks)
-      self.tracks.append(Track(i, name, track_kind(name, self.chrome)))
+      self.tracks.append(Track(i, name, self.kinds.get(name) or track_kind(name, self.chrome)))
     return self.tracks[i]
+
+  def declare(self, name: str, kind: str) -> None:
+    """A track event: this track's kind, whatever its name."""
+    self.kinds[name] = kind
+    if (i := self._track_ids.get(name)) is not None: self.tracks[i].kind = kind
 
   def find(self, ref: str) -> Track | None:
     """A track by id (what /tracks lists), or by name."""
