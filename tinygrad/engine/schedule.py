@@ -3,6 +3,7 @@ Elementwise ops fuse into their consumer; a reduction ends its kernel unless onl
 from __future__ import annotations
 import itertools, os, sys
 from dataclasses import dataclass
+from typing import Literal
 from tinygrad.helpers import prod
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
 
@@ -28,9 +29,11 @@ def is_contiguous_view(u: UOp) -> bool:
 
 def view_of(buf: UOp, shape: tuple[int, ...]) -> UOp: return buf if buf.shape == shape else UOp(Ops.RESHAPE, buf.dtype, (buf,), shape)
 
+ItemKind = Literal["kernel", "copy"]
+
 @dataclass
 class ScheduleItem:
-  kind: str           # "kernel" or "copy"
+  kind: ItemKind      # a kernel to compile and run, or a copy between devices
   ast: UOp            # kernel: SINK(STORE(out BUFFER, value)); copy: the COPY with its source a BUFFER
   outputs: tuple[UOp, ...]
   overwrites: UOp | None = None  # for an assign: the BUFFER whose storage the output reuses
