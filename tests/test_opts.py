@@ -188,3 +188,22 @@ def test_pruning_keeps_the_winning_plan(case):
   assert min(built, key=lambda b: b[1])[0] in kept, (built, kept)
   big = lower_kernel(_kernel(T(64, 256) @ T(256, 128))[0])
   assert len(candidate_plans(*big, vector=8, prune=True)) < len(candidate_plans(*big, vector=8))
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_a_matmul_too_big_for_l3_is_k_blocked(fresh_choices, monkeypatch):
+  """A matmul whose operands don't fit L3 (here: any, with L3_BYTES 0) runs k in blocks of K_BLOCK, in a loop between
+  the column panels (split over threads) and the row tiles, each block adding to what the output holds: the same
+  numbers as numpy, with what the output buffer held before (NaNs here) never read into the sum."""
+  from tinygrad.codegen import cost
+  monkeypatch.setattr(cost, "L3_BYTES", 0)
+  a, b = T(64, 3 * cost.K_BLOCK), T(3 * cost.K_BLOCK, 64)
+  ast, bufs = _kernel(a @ b)
+  p = R.get_program(ast, "CPU")
+  assert p.parallel and p.src.count("for (int gidx") == 3 and f"ridx0 < {cost.K_BLOCK};" in p.src, p.src
+  out = Buffer("CPU", 64 * 64, bufs[0].dtype).ensure_allocated()
+  out.copyin(memoryview(np.full(64 * 64, np.nan, np.float32).tobytes()))
+  Device["CPU"].compile([p])
+  Device["CPU"].run(p, [out] + [R.buffer_for(x).ensure_allocated() for x in bufs[1:]])
+  np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(64, 64), a.numpy() @ b.numpy(), rtol=1e-4, atol=1e-4)
+  np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-4, atol=1e-4)
+  np.testing.assert_allclose(((a + 1) @ b).numpy(), (a.numpy() + 1) @ b.numpy(), rtol=1e-4, atol=1e-4)

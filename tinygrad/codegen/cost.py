@@ -27,6 +27,19 @@ def loop_cost(sink: UOp) -> float:
   outside = sum(w(n) for n in topo if not scope[n] & set(rngs))
   return (inside * trips + outside) / (sum(u.dtype.count for u in reduces) * trips)
 
+K_BLOCK = 128  # reduce steps per k block: a block of B (128 x a 16-column tile, 8 KiB) stays in L1 while every row tile reads it
+L3_BYTES = 16 << 20
+
+def k_blockable(sink: UOp) -> bool:
+  """A plain matmul's shape (two global loops, one reduce loop a multiple of K_BLOCK and longer) whose operands don't
+  fit L3 together (2048 x 2048: 32 MiB); see _k_blocks."""
+  topo = sink.toposort()
+  rngs = {r for u in topo if u.op is Ops.REDUCE for r in u.src[1:]}
+  if len(rngs) != 1 or len([u for u in topo if u.op is Ops.RANGE and u.arg[1] == "global"]) != 2: return False
+  if (K := next(iter(rngs)).src[0].arg) % K_BLOCK or K <= K_BLOCK: return False
+  bufs = {u.src[0] for u in topo if u.op is Ops.LOAD and u.src[0].op is Ops.DEFINE_GLOBAL}
+  return sum(b.arg[1] * b.dtype.itemsize for b in bufs) > L3_BYTES
+
 SLP_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.MAX}  # float ops GCC's SLP pass packs into vector instructions
 
 def slp_lanes(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], lanes: int) -> int:
@@ -39,6 +52,9 @@ def slp_lanes(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], lanes: 
   them less or not at all."""
   if lanes < 4 or len(granges) != 2 or len(ups) != 2 or ups[0][0] is not (inner := granges[-1]) or ups[0][1] % lanes: return 1
   if len({r for u in sink.toposort() if u.op is Ops.REDUCE for r in u.src[1:]}) != 1: return 1
+  # a matmul too big for L3 is k-blocked by its vector plans (opts._k_blocks); its scalar plan can't be: blocked, GCC's
+  # SLP pass no longer packs its copies (a 1024 matmul 10x slower). Counted as scalar, the blocked vector tile wins
+  if k_blockable(sink): return 1
   for u in sink.toposort():
     if u.op in (Ops.LOAD, Ops.STORE) and inner in u.src[1].toposort():
       if u.op is Ops.LOAD and len(u.src) > 2: return 1
