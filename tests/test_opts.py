@@ -207,3 +207,6 @@ def test_a_matmul_too_big_for_l3_is_k_blocked(fresh_choices, monkeypatch):
   np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(64, 64), a.numpy() @ b.numpy(), rtol=1e-4, atol=1e-4)
   np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-4, atol=1e-4)
   np.testing.assert_allclose(((a + 1) @ b).numpy(), (a.numpy() + 1) @ b.numpy(), rtol=1e-4, atol=1e-4)
+  # a bias or a ReLU after the sum: not blocked (each block's partial sum would get it), the same numbers
+  c = T(64)
+  np.testing.assert_allclose((a @ b + c).relu().numpy(), np.maximum(a.numpy() @ b.numpy() + c.numpy(), 0), rtol=1e-4, atol=1e-4)

@@ -31,8 +31,10 @@ K_BLOCK = 128  # reduce steps per k block: a block of B (128 x a 16-column tile,
 L3_BYTES = 16 << 20
 
 def k_blockable(sink: UOp) -> bool:
-  """A plain matmul's shape (two global loops, one reduce loop a multiple of K_BLOCK and longer) whose operands don't
-  fit L3 together (2048 x 2048: 32 MiB); see _k_blocks."""
+  """A plain matmul's shape (two global loops, one reduce loop a multiple of K_BLOCK and longer, each output the sum
+  itself: no bias or ReLU after it, which a block's partial sum must not get) whose operands don't fit L3 together
+  (2048 x 2048: 32 MiB); see opts._k_blocks."""
+  if not all(st.op is Ops.STORE and st.src[2].op is Ops.REDUCE and st.src[2].arg is Ops.ADD for st in sink.src): return False
   topo = sink.toposort()
   rngs = {r for u in topo if u.op is Ops.REDUCE for r in u.src[1:]}
   if len(rngs) != 1 or len([u for u in topo if u.op is Ops.RANGE and u.arg[1] == "global"]) != 2: return False
