@@ -170,6 +170,14 @@ def test_safetensors_bf16_round_trip(tmp_path):
   safe_save({"w": w}, tmp_path / "b.safetensors")
   assert (tmp_path / "b.safetensors").read_bytes().endswith(raw) and b'"BF16"' in (tmp_path / "b.safetensors").read_bytes()
 
+def test_torch_checkpoint_keeps_bfloat16(tmp_path):
+  from tinygrad.nn.state import torch_load
+  w = torch.randn(4, 3).bfloat16()
+  torch.save({"w": w, "v": w.t()[1:]}, tmp_path / "ckpt.pth")
+  got = torch_load(str(tmp_path / "ckpt.pth"))
+  assert got["w"].dtype == dtypes.bfloat16 and got["w"].tolist() == w.float().tolist()
+  assert got["v"].dtype == dtypes.bfloat16 and got["v"].tolist() == w.t()[1:].float().tolist()
+
 def test_cuda_source_compiles_to_ptx(tmp_path):
   from tinygrad.runtime.cuda_compiler import find_nvcc, nvcc_ptx, DEFAULT_ARCH
   from tinygrad.renderer.cuda import prelude

@@ -7,8 +7,8 @@ from typing import Any
 from tinygrad.dtype import DType, dtypes
 from tinygrad.tensor import Tensor
 
-# storage class name -> our dtype (numpy reads the bytes by its format; bfloat16, which neither numpy nor we have, is
-# widened to float32 exactly)
+# storage class name -> the dtype numpy reads its bytes as (bfloat16, which numpy lacks, is widened to float32 exactly,
+# then made a bfloat16 tensor again)
 STORAGES: dict[str, DType] = {
   "FloatStorage": dtypes.float32, "DoubleStorage": dtypes.float64, "HalfStorage": dtypes.float16, "BFloat16Storage": dtypes.float32,
   "LongStorage": dtypes.int64, "IntStorage": dtypes.int32, "ShortStorage": dtypes.int16, "CharStorage": dtypes.int8,
@@ -35,7 +35,9 @@ def _array(storage: _Storage, offset: int, size: tuple[int, ...], stride: tuple[
   if need > flat.size: raise ValueError(f"torch_load: a tensor of size {size} and stride {stride} at offset {offset} reads past its storage of {flat.size}")
   return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(st * flat.itemsize for st in stride)).copy()
 
-def _rebuild_tensor(storage: _Storage, offset: int, size, stride, *_) -> Tensor: return Tensor(_array(storage, offset, tuple(size), tuple(stride)))
+def _rebuild_tensor(storage: _Storage, offset: int, size, stride, *_) -> Tensor:
+  a = _array(storage, offset, tuple(size), tuple(stride))
+  return Tensor(a, dtype=dtypes.bfloat16) if storage.kind == "BFloat16Storage" else Tensor(a)  # bfloat16 stays bfloat16 (exact), as tinygrad
 def _rebuild_parameter(data: Tensor, requires_grad: bool = False, *_) -> Tensor: return data
 
 class _Unpickler(pickle.Unpickler):
