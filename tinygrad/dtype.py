@@ -160,7 +160,7 @@ def can_lossless_cast(dt0: DType, dt1: DType) -> bool:
   if dt1 in NO_NUMPY: return False  # tinygrad 0.14 counts no cast into bfloat16 or fp8 as lossless (conservative: no cast is dropped)
   if dtypes.is_float(dt1):
     if dtypes.is_float(dt0): return dt1.itemsize > dt0.itemsize  # half and bfloat16 hold different values: neither holds the other
-    mantissa = {dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3}.get(dt1) or {2: 11, 4: 24, 8: 53}[dt1.itemsize]  # an int fits if all its bits fit the mantissa
+    mantissa = {2: 11, 4: 24, 8: 53}[dt1.itemsize]  # an int fits if all its bits fit the mantissa
     return 8 * dt0.itemsize - (0 if dtypes.is_unsigned(dt0) else 1) <= mantissa
   if dtypes.is_float(dt0): return False
   if dtypes.is_unsigned(dt1): return dtypes.is_unsigned(dt0) and dt1.itemsize >= dt0.itemsize

@@ -30,7 +30,8 @@ def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = Tr
     t.replace(v.to(t.device).cast(t.dtype).contiguous().realize())
     if verbose: print(f"loaded {k} {t.shape}")
 
-_ST = {dtypes.float64: "F64", dtypes.float32: "F32", dtypes.float16: "F16", dtypes.bfloat16: "BF16", dtypes.int64: "I64", dtypes.int32: "I32", dtypes.int16: "I16",
+_ST = {dtypes.float64: "F64", dtypes.float32: "F32", dtypes.float16: "F16", dtypes.bfloat16: "BF16", dtypes.int64: "I64",
+       dtypes.int32: "I32", dtypes.int16: "I16",
        dtypes.int8: "I8", dtypes.uint64: "U64", dtypes.uint32: "U32", dtypes.uint16: "U16", dtypes.uint8: "U8", dtypes.bool: "BOOL"}
 _ST_INV: dict[str, DType] = {v: k for k, v in _ST.items()}
 

@@ -182,7 +182,8 @@ class CStyleRenderer:
   def render(self, p: Program) -> str:
     """p's source; sets p.line_uops. Traced as the kernel context's "render" step."""
     if not self.source_only and (f8 := next((u for u in p.uops if u.dtype in dtypes.fp8s), None)) is not None:
-      raise NotImplementedError(f"{p.name}: {f8.dtype} computes only on the PYTHON device here (is_dtype_supported says so); cast to float first there")
+      raise NotImplementedError(f"{p.name}: {f8.dtype} computes only on the PYTHON device here (is_dtype_supported says so); "
+                                "cast to float first there")
     lin = p.lin if p.lin is not None else UOp(Ops.LINEAR, src=tuple(p.uops))
     return graph_step(lin, render_program, self, p, name="render")[1]
 

@@ -55,7 +55,8 @@ def _wrap(bits: int, signed: bool) -> Callable[[Any], int]:
   return f
 
 truncate: dict[DType, Callable[[Any], Any]] = {
-  dtypes.bool: bool, dtypes.float16: _f16, dtypes.bfloat16: _bf16_truncate, **{dt: _truncate[dt] for dt in dtypes.fp8s}, dtypes.float32: _f32, dtypes.float64: float,
+  dtypes.bool: bool, dtypes.float16: _f16, dtypes.bfloat16: _bf16_truncate, **{dt: _truncate[dt] for dt in dtypes.fp8s},
+  dtypes.float32: _f32, dtypes.float64: float,
   **{dt: _wrap(8 * dt.itemsize, not dtypes.is_unsigned(dt)) for dt in dtypes.ints},
 }
 
