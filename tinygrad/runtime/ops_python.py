@@ -10,8 +10,6 @@ from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer
 from tinygrad.device import Buffer
 
-HALF_FLOATS = (dtypes.float16, dtypes.bfloat16, *dtypes.fp8s)
-
 class _HalfView:
   """memoryview cannot cast to half: read and write float16 through struct."""
   def __init__(self, mv: memoryview): self.mv = mv
@@ -74,7 +72,7 @@ class PythonDevice:
           if not 0 <= idx < u.src[0].arg[1]: raise IndexError(f"{p.name}: load of index {idx} out of bounds of a buffer of {u.src[0].arg[1]}")
           vals[u] = views[u.src[0]][idx]
       elif op is Ops.STORE: views[u.src[0]][vals[u.src[1]]] = vals[u.src[2]]
-      elif op is Ops.CONST: vals[u] = truncate[u.dtype](u.arg) if u.dtype in HALF_FLOATS else u.arg  # as C renders it: rounded to the type
+      elif op is Ops.CONST: vals[u] = u.arg  # a narrow float's arg is already rounded to it (UOp.const)
       elif op is Ops.RANGE:
         if u.src[0].arg <= 0: pc = end_of[u] + 1; continue
         vals[u] = 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 import sys, weakref, inspect, math, itertools, time
 from enum import Enum, auto
 from typing import Any, Callable
-from tinygrad.dtype import DType, dtypes
+from tinygrad.dtype import DType, dtypes, truncate
 from tinygrad import tracing
 
 class Ops(Enum):
@@ -221,7 +221,8 @@ def _compute_device(u: UOp) -> str | None:
 def _as_dtype(dtype: DType, b: Any) -> Any:
   if dtype == dtypes.bool: return bool(b)
   if dtypes.is_int(dtype): return int(b)
-  if dtypes.is_float(dtype): return float(b)
+  # a narrow float's constant is the value it holds (as the renderers spell it), so folding a cast of it sees that value
+  if dtypes.is_float(dtype): return truncate[dtype](float(b)) if dtype.itemsize <= 2 and dtype.count == 1 else float(b)
   return b
 
 def _compute_shape(u: UOp) -> tuple[int, ...] | None:
