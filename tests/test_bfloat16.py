@@ -33,6 +33,14 @@ def test_rounding_matches_torch_bit_for_bit(device, values):
   assert our_bits(Tensor(values.tolist(), dtype=dtypes.bfloat16, device=device)) == ref  # packed on the host
   assert our_bits(Tensor(values, dtype=dtypes.bfloat16, device=device)) == ref
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_constant_holds_the_rounded_value(device):
+  # a cast of a constant folds at graph level: it must fold the value the narrow type holds
+  ref = torch.tensor([1.3, 1.3]).bfloat16().float().tolist()
+  assert Tensor.full((2,), 1.3, dtype=dtypes.bfloat16, device=device).tolist() == ref
+  assert (Tensor.ones(2, device=device).bfloat16() * 1.3).tolist() == ref
+  assert Tensor.full((2,), 1.3, dtype=dtypes.float16, device=device).float().tolist() == torch.tensor([1.3, 1.3]).half().float().tolist()
+
 def test_python_side_rounding_matches_torch(values):
   ref = torch.from_numpy(values).bfloat16().float().numpy()
   np.testing.assert_array_equal(np.array([truncate[dtypes.bfloat16](float(v)) for v in values], dtype=np.float32), ref)
