@@ -70,7 +70,7 @@ def _k_blocks(sink: UOp, granges: list[UOp]) -> tuple[UOp, list[UOp]]:
   steps at a time, in a loop over k blocks between the column panel loop (outermost, split over threads) and the row
   loop, each block's partial sums added to the output's (read back from it after the first block). Then the block of
   B a row tile reads is in L1 and the block of A the panel's row tiles read in L2, not all of k's rows 8 KiB apart
-  (a 2048 matmul's wide vector tile 1141-1172 -> 712-791 ms on one Zen 2 core; at 1024, whose operands fit L3, it
+  (in blocks of 128, a 2048 matmul's wide vector tile 1141-1172 -> 712-791 ms on one Zen 2 core; at 1024, whose operands fit L3, it
   was slower: 46 -> 55 ms, so it is not done there)."""
   R = next(u for u in sink.toposort() if u.op is Ops.REDUCE).src[-1]
   K = R.src[0].arg
