@@ -31,12 +31,13 @@ def _structs() -> Any:
     bytes: int; ctx: Union[int, None]; uops: list[str]; line_uops: list[list[int]] = []; plans: list[dict[str, Any]] = []
     axis_kinds: list[str] = []
   class Schedule(S, tag_field="type", tag="schedule"): ctx: int; items: list[dict[str, Any]]
+  class TrackDef(S, tag_field="type", tag="track"): name: str; kind: str
   class Span(S, tag_field="type", tag="span"):
     track: str; name: str; start_ns: int; end_ns: int; cat: str; args: dict[str, Any] = {}
   class Counter(S, tag_field="type", tag="counter"): track: str; name: str; ts_ns: int; value: float
   class Marker(S, tag_field="type", tag="marker"): name: str; ts_ns: int
   class Flow(S, tag_field="type", tag="flow"): id: str; phase: str; track: str; name: str; cat: str; ts_ns: int
-  return [Header, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, Span, Counter, Marker, Flow]
+  return [Header, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, TrackDef, Span, Counter, Marker, Flow]
 
 _cache: dict[str, Any] = {}
 def structs() -> dict[str, Any]:
