@@ -162,6 +162,13 @@ def test_bad_alloc_cache_is_one_clear_error():
   assert out.returncode != 0 and "ALLOC_CACHE_MB='abc'" in out.stderr
   assert "Exception ignored" not in out.stderr and out.stderr.count("Traceback") == 1
 
+def test_a_bad_engine_setting_stops_with_one_line_naming_it():
+  for var, val in (("DEBUG", "abc"), ("NOOPT", "x"), ("JIT", "1.5")):
+    out = _py("import tinygrad", **{var: val})
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"tinygrad: env var {var}={val!r} must be a number like "), out.stderr
+
 def test_stale_compile_temp_files_are_swept(tmp_path):
   cache = tmp_path / "cache" / "cpu"; cache.mkdir(parents=True)
   old, young = cache / "dead.so.tmp", cache / "alive.so.tmp"

@@ -33,7 +33,9 @@ class ContextVar:
   def __init__(self, key: str, default: Any, lacks: str | None = None, live: tuple[Any, Any] | None = None):
     if ContextVar._all.get(key) is self: return  # made before: keeps its value
     self.key, self.default, self.lacks, self.live = key, default, lacks, live
-    self.value = _env(key, default)
+    # a bad value of a setting read at import (DEBUG=abc) stops the script with one line naming it, as VIZ's does
+    try: self.value = _env(key, default)
+    except ValueError as e: raise SystemExit(f"tinygrad: {e}") from None
     if lacks is not None and self.value != default:
       print(f"tinygrad: {key}={self.value} is ignored: {lacks}", file=sys.stderr)
       self.value = default
