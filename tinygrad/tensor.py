@@ -284,12 +284,11 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return self._new(multi([_copy(shard_piece(self.uop, ax, i, len(devs)), d) for i, d in enumerate(devs)], ax))
   def shard_like(self, y: Tensor) -> Tensor:
     """This tensor on y's device, or sharded as y is (the same devices and axis)."""
-    from tinygrad.multi import shard_axis, reshard
+    from tinygrad.multi import reshard
     if isinstance(y.device, str): return self.to(y.device)
-    axis = shard_axis(y.uop)
-    if not isinstance(self.device, tuple): return self.shard(y.device, axis)
+    if not isinstance(self.device, tuple): return self.shard(y.device, y.uop.axis)
     if self.device != y.device: raise RuntimeError(f"shard_like: this tensor is on {self.device}, y on {y.device}: gather it first (.to(one device))")
-    return self if shard_axis(self.uop) == axis else self._new(reshard(self.uop, axis))
+    return self if self.uop.axis == y.uop.axis else self._new(reshard(self.uop, y.uop.axis))
   def shard_(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor: self.uop = self.shard(devices, axis).uop; return self
   def clone(self, device: str | None = None) -> Tensor:
     """A copy in a buffer of its own (on `device`, default this tensor's): writing to one never changes the other."""
