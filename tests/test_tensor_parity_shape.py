@@ -285,3 +285,9 @@ def test_sort_topk_argsort_of_one_element(dev):
   assert t.argsort().tolist() == [0]
   assert Tensor([[2.0]], device=dev).topk(1)[0].tolist() == [[2.0]]
   assert (Tensor.arange(1, device=dev).reshape(1, 1) < Tensor.arange(1, device=dev).reshape(1, 1)).sum(-1).tolist() == [0]
+
+def test_view_takes_shape_as_keyword_tuple_or_ints():
+  # tinygrad's signature is view(shape, *args): scripts call t.view(shape=s) as well as t.view(2, 3)
+  x = np.arange(6, dtype=np.float32)
+  for got in (Tensor(x).view(shape=(2, 3)), Tensor(x).view(2, 3), Tensor(x).view((2, 3)), Tensor(x).view(2, -1)):
+    assert got.shape == (2, 3) and got.numpy().tolist() == x.reshape(2, 3).tolist()

@@ -504,7 +504,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if not all_int(new) or any(d < 0 for d in new): raise ValueError(f"reshape: bad shape {new}")
     if prod(new) != self.numel(): raise ValueError(f"reshape: size mismatch, cannot reshape {self.shape} ({self.numel()} elements) to {new}")
     return self if new == self.shape else self._mv(Ops.RESHAPE, new)
-  def view(self, *shape) -> Tensor: return self.reshape(*shape)
+  def view(self, shape, *args) -> Tensor: return self.reshape(shape, *args)
   def permute(self, order, *args) -> Tensor:
     o = tuple(order) if isinstance(order, (tuple, list)) else (order,) + args
     o = tuple(normalize_axis(a, self.ndim) for a in o)
