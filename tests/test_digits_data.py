@@ -29,3 +29,13 @@ def test_sklearn_digits_by_default(monkeypatch):
   X_train, Y_train, X_test, Y_test = beautiful_digits.load_data()
   assert X_train.shape[1:] == (1, 8, 8) and X_train.shape[0] + X_test.shape[0] == 1797
   assert set(Y_train.tolist()) == set(range(10))
+
+def test_sklearn_digits_read_without_importing_sklearn_are_load_digits():
+  """The example reads the digits file inside sklearn's package (importing sklearn takes seconds); the arrays must be
+  the ones sklearn's own loader gives, dtypes included."""
+  from sklearn.datasets import load_digits
+  X, Y = beautiful_digits._sklearn_digits()
+  d = load_digits()
+  assert X.dtype == d.images.dtype and Y.dtype == d.target.dtype
+  np.testing.assert_array_equal(X, d.images)
+  np.testing.assert_array_equal(Y, d.target)
