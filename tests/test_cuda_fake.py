@@ -69,14 +69,12 @@ def fake(monkeypatch):
   monkeypatch.setattr(cu, "call", drv.call)
   monkeypatch.setattr(cu, "probe", drv.probe)
   monkeypatch.setattr(ops_cuda, "compile_cuda", lambda src, arch: src.encode())
-  # a real GPU's devices and random-number state, if any, step aside while the fake's are in use
-  real_devices, real_steps = dict(Device.opened), {d: Tensor._rng_step.pop(d) for d in list(Tensor._rng_step) if d.startswith("CUDA")}
+  # a real GPU's devices, if any, step aside while the fake's are in use
+  real_devices = dict(Device.opened)
   Device.opened.clear()
   yield drv
-  for d in [d for d in Tensor._rng_step if d.startswith("CUDA")]: del Tensor._rng_step[d]
   gc.collect()  # CUDA buffers go back to the fake while it is installed
   Device.opened.clear(); Device.opened.update(real_devices)
-  Tensor._rng_step.update(real_steps)
 
 def record(fn) -> list:
   got: list[dict] = []

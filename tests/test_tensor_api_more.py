@@ -465,7 +465,9 @@ def test_nn_norms(affine):
   close(r(Tensor(x)), tr(torch.tensor(x)), atol=1e-5)
   ln = nn.LayerNorm2d(6, elementwise_affine=affine)
   close(ln(Tensor(x)), F.layer_norm(torch.tensor(x).permute(0, 2, 3, 1), (6,)).permute(0, 3, 1, 2), atol=1e-5)
-  with pytest.raises(ValueError): nn.GroupNorm(4, 6)
+  with pytest.raises(ValueError): nn.GroupNorm(4, 6)(Tensor(rnd(2, 6, 1)))  # 6 values per sample don't split into 4 groups
+  np.testing.assert_allclose(nn.GroupNorm(4, 2)(Tensor(x[:, :2])).numpy(),  # 4 groups of 2 channels: each group half a channel
+                             F.group_norm(torch.tensor(x[:, :2]).reshape(2, 4, -1), 4).reshape(x[:, :2].shape).numpy(), atol=1e-5)
   with pytest.raises(ValueError): g(Tensor(rnd(2, 4, 3)))
 
 def test_nn_groupnorm_grad():

@@ -66,11 +66,14 @@ class Buffer:
     if self._ptr is None:
       alloc = self.allocator
       self._ptr = alloc.alloc(self.nbytes)
-      weakref.finalize(self, _release, alloc, self._ptr, self.nbytes, self.device)
+      self._free = weakref.finalize(self, _release, alloc, self._ptr, self.nbytes, self.device)
       mem_used[self.device] = mem_used.get(self.device, 0) + self.nbytes
       GlobalCounters.mem_used += self.nbytes
       _report_mem(self.device)
     return self
+  def deallocate(self) -> None:
+    """Gives the memory back now (TinyJit's free_intermediates); the next use allocates it again, contents undefined."""
+    if self._ptr is not None: self._free(); self._ptr = None
   @property
   def ptr(self) -> int: return self.ensure_allocated()._ptr  # type: ignore[return-value]
   def as_memoryview(self) -> memoryview:

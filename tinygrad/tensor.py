@@ -111,7 +111,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   training: bool = False
   no_grad: bool = False  # set by Tensor.test(): inference, no backward
   _seed, _draws = 0, 0  # random numbers: the seed and how many tensors were drawn since it was set
-  _rng_step: dict[str, Tensor] = {}  # per device: a buffer TinyJit bumps before each replay
+  _draw_log: list | None = None  # while TinyJit captures: (key tensor, draw number) of each draw (engine/jit.py)
   _live: _WeakTensors  # every Tensor alive (backward finds the ones that require grad here)
   _pending_assigns: _WeakTensors  # assigns not yet realized: they run with the next realize, as in tinygrad
   _shared: weakref.WeakSet[UOp]  # buffers that several live tensors took at one realize (an assign copies first)
@@ -322,7 +322,6 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   @staticmethod
   def manual_seed(seed: int = 0) -> None:
     Tensor._seed, Tensor._draws = seed, 0
-    for t in Tensor._rng_step.values(): buffer_for(t.uop.base).copyin(b"\0\0\0\0")  # count jit replays from here again
   @staticmethod
   def _shape_arg(shape: tuple) -> tuple[int, ...]:
     s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
@@ -387,17 +386,18 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if n < 0 or m < 0: raise ValueError(f"eye needs non-negative sizes, got {n}, {m}")
     return (Tensor.arange(n, device=device).reshape(n, 1) == Tensor.arange(m, device=device).reshape(1, m)).cast(to_dtype(dtype) if dtype else dtypes.default_float).requires_grad_(kw.get("requires_grad"))
   @staticmethod
+  def _rng_key(draw: int) -> int: return (Tensor._seed * 0xC2B2AE35 + draw * 0x27D4EB2F) % (1 << 32)
+  @staticmethod
   def _random_bits(n: int, device: str) -> Tensor:
-    """n uniformly random uint32s computed on the device: a hash of (seed, draw number, jit step, element index).
-    The draw number is copied in with each draw; the jit step is a device buffer that TinyJit bumps before each
-    replay, so a replayed step draws new numbers without any Python running."""
+    """n uniformly random uint32s computed on the device: a hash of (seed, draw number, element index). The key
+    (seed and draw number) is data copied in with each draw: a TinyJit replay rewrites its captured draws' keys with
+    the draw numbers the same calls would use without the jit, so it draws the very same numbers (engine/jit.py)."""
     if isinstance(device, tuple): return Tensor._random_bits(n, device[0]).to(device)  # one draw, the same on every device
-    if (step := Tensor._rng_step.get(device)) is None:
-      step = Tensor._rng_step[device] = Tensor([0], dtype=dtypes.uint32, device=device).contiguous().realize()
     Tensor._draws += 1
     # the key is data, not a constant of the kernel, so every draw of this size reuses one compiled kernel
-    key = Tensor([(Tensor._seed * 0xC2B2AE35 + Tensor._draws * 0x27D4EB2F) % (1 << 32)], dtype=dtypes.uint32, device=device)
-    x = Tensor.arange(n, dtype=dtypes.uint32, device=device) * 0x9E3779B9 + (step * 0x85EBCA6B + key)
+    key = Tensor([Tensor._rng_key(Tensor._draws)], dtype=dtypes.uint32, device=device)
+    if Tensor._draw_log is not None: Tensor._draw_log.append((key, Tensor._draws))
+    x = Tensor.arange(n, dtype=dtypes.uint32, device=device) * 0x9E3779B9 + key
     for mul in (0x7FEB352D, 0x846CA68B):  # a 32-bit integer hash: xor-shift, multiply, xor-shift
       x = (x ^ (x >> 16)) * mul
     return x ^ (x >> 15)

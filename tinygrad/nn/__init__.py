@@ -84,12 +84,13 @@ class LayerNorm2d(LayerNorm):
 class GroupNorm:
   """Normalise each group of channels (and the spatial dims) of an (N, C, ...) input, then scale and shift per channel."""
   def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True):
-    if num_channels % num_groups: raise ValueError(f"GroupNorm: {num_channels} channels don't split into {num_groups} groups")
     self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
     self.weight: Tensor | None = Tensor.ones(num_channels, requires_grad=True) if affine else None
     self.bias: Tensor | None = Tensor.zeros(num_channels, requires_grad=True) if affine else None
   def __call__(self, x: Tensor) -> Tensor:
     if x.ndim < 2 or x.shape[1] != self.num_channels: raise ValueError(f"GroupNorm({self.num_channels}) got input of shape {x.shape}")
+    # as tinygrad: a group is a 1/num_groups slice of each sample's channels*spatial values (part of a channel if need be)
+    if prod(x.shape[1:]) % self.num_groups: raise ValueError(f"GroupNorm: {x.shape[1:]} (channels, spatial) doesn't split into {self.num_groups} groups")
     x = x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape)
     if self.weight is None: return x
     shape = (1, -1) + (1,) * (x.ndim - 2)

@@ -114,6 +114,7 @@ class CPURenderer(CStyleRenderer):
 class CPUDevice:
   renderer = CPURenderer()
   graph = None  # no graph runner: a TinyJit replay calls the compiled kernels directly (engine/jit.py)
+  graph = None  # no graph runner: a TinyJit replay calls the compiled kernels directly (engine/jit.py)
   def __init__(self, name: str): self.name = name
   def compile(self, progs: list[Program]) -> float:
     """Compile and bind every program not yet compiled, in a few libraries built side by side (one compiler call per

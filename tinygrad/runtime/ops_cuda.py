@@ -41,6 +41,7 @@ class CUDAAllocator(LRUAllocator):
 
 class CUDADevice:
   renderer = CUDARenderer()
+  graph = None  # no CUDA graph runner yet: a TinyJit replay launches kernel by kernel (engine/jit.py graph_class)
   def __init__(self, name: str):
     n, why = cu.probe()
     if n == 0: raise RuntimeError(f"device {name} is not available: {why}")

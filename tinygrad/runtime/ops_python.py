@@ -45,6 +45,7 @@ def _view(b: Buffer) -> Any:
 class _ShownC(CStyleRenderer): source_only = True
 
 class PythonDevice:
+  graph = None  # no graph runner (engine/jit.py graph_class)
   renderer = _ShownC()  # the source shown for a PYTHON kernel is the C of the same program (shown, never compiled)
   def __init__(self, name: str): self.name = name
   def compile(self, progs: list[Program]) -> float: return 0.0

@@ -16,6 +16,9 @@ class Ops(Enum):
   # calls (@function, tinygrad/function.py): CALL(body SINK, *args) runs its body on args; PARAM is an input of a body
   # (arg: ParamArg(slot, shape, trace)); GETTUPLE takes output arg of a CALL
   PARAM = auto(); CALL = auto(); GETTUPLE = auto()
+  # CUSTOM_FUNCTION(LINEAR of CALLs), arg a name: calls one runtime function runs as a batch (tinygrad's jit "graph");
+  # no device here has a graph runner (jit.graph_class is None), so a TinyJit's captured.linear holds plain CALLs
+  CUSTOM_FUNCTION = auto()
   # movement: arg carries the new shape / order / padding
   RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()
   # reductions: REDUCE_AXIS in the tensor graph (arg=(op, axes)); REDUCE in a lowered kernel (src=(value, *ranges))
