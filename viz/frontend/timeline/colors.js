@@ -30,6 +30,15 @@ export const COLORS = ALL.map(([h, s, l]) => hslToHex(h, s, l));
 export const DIM_COLORS = ALL.map(([h, s, l]) => hslToHex(h, s * 0.35, l * 0.42));
 export const N_SLOTS = ALL.length;
 
+/** "#rrggbb" as an opaque ImageData pixel read through a Uint32Array (little-endian: bytes R, G, B, A). */
+export function hexToPixel(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return ((255 << 24) | ((n & 255) << 16) | (n & 0xff00) | (n >> 16)) >>> 0;
+}
+
+/** COLORS then DIM_COLORS as pixels: index slot, or N_SLOTS + slot for the dimmed one (render.js paints lanes with them). */
+export const PIXELS = Uint32Array.from([...COLORS, ...DIM_COLORS], hexToPixel);
+
 /** 32-bit FNV-1a of a string: the same name gives the same colour in every session. */
 export function hashName(s) {
   let h = 0x811c9dc5;

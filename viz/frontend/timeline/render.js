@@ -2,10 +2,11 @@
 // merged below a pixel by lod.js), counters as area charts, the selection and the area selection. Never WebGL:
 // in headless and VM browsers it is software-emulated and slower than canvas 2D.
 
-import { Rects, mergeLane, counterSteps } from "./lod.js";
+import { counterSteps } from "./lod.js";
+import { LaneCache, shift } from "./lodcache.js";
 import { TRACK_PAD } from "./model.js";
 import { rulerTicks, formatDuration, formatBytes, formatTick } from "./timefmt.js";
-import { THEME, COLORS, DIM_COLORS, N_SLOTS, darken } from "./colors.js";
+import { THEME, PIXELS, N_SLOTS, darken } from "./colors.js";
 import { counterAt } from "./aggregate.js";
 import { CAT } from "./chunk.js";
 import { parseKernelName, kernelHints, AXIS_KINDS } from "../kernelname.js";
@@ -31,7 +32,9 @@ export class Renderer {
   constructor(canvas) {
     this.canvas = canvas;
     this.g = canvas.getContext("2d", { alpha: false });
-    this.rects = new Rects(4096);
+    this.laneCache = new LaneCache();  // merged lanes, kept from frame to frame (lodcache.js)
+    this.bitmaps = new WeakMap();  // track -> its lanes' pixel rows (laneBitmap)
+    this.ents = [];
     this.textW = new Map();  // gid -> measured label width (px)
     this.kparts = new Map();  // gid -> a kernel name's coloured parts [{text, color, w}] (null: not a kernel name)
     this.images = new Map();  // label key -> {img, dpr, W, H}: whole labels drawn once (textImage)
@@ -54,6 +57,8 @@ export class Renderer {
   draw(v) {
     const t0ms = performance.now(), g = this.g, { width, height } = this, m = v.model;
     g.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    // clearRect of the whole canvas lets Chromium drop a frame it has not rasterized yet (a fillRect does not)
+    g.clearRect(0, 0, width, height);
     g.fillStyle = THEME.bg; g.fillRect(0, 0, width, height);
     const plotW = Math.max(width - LABEL_W, 1), k = plotW / Math.max(v.vp.t1 - v.vp.t0, 1e-9);
     const ruler = rulerTicks(v.vp.t0, v.vp.t1, plotW, 90);
@@ -102,42 +107,70 @@ export class Renderer {
       g.fillStyle = THEME.muted; g.fillText("loading…", LABEL_W + 8, y + r.h / 2);
       return 0;
     }
-    const gid = t.gid, name = t.chunk.name, cat = t.chunk.cat, mask = v.mask ?? null, LH = t.laneH;
-    let n = 0;
-    for (let l = 0; l < t.lanes.length; l++) {
+    const gid = t.gid, name = t.chunk.name, cat = t.chunk.cat, mask = v.mask ?? null, LH = t.laneH, slots = m.slots;
+    // the lanes' rectangles as pixel rows of one small bitmap, each row stretched over its lane by one drawImage:
+    // a canvas call (and its rasterizing) per rectangle was most of a zoomed-out frame
+    const W = Math.max(1, Math.ceil(this.width - LABEL_W)), nl = t.lanes.length, bm = this.laneBitmap(t, W, nl), px = bm.px;
+    const ents = this.ents;  // this frame's merged lanes of the track (null: lane not on screen)
+    let n = 0, drawn = false;
+    for (let l = 0; l < nl; l++) {
       const ly = y + TRACK_PAD + l * LH;
+      ents[l] = null;
       if (ly + LH < HEADER_H || ly > this.height) continue;
-      const rects = mergeLane(t.lanes[l], t0, t1, k, this.rects.clear());
-      n += rects.n;
-      // bucket the rectangles by colour slot (dimmed slots after the bright ones): one fillStyle per colour
-      const order = this.sortBySlot(rects, gid, name, m.slots, mask);
-      const starts = this.slotStarts;
-      for (let c = 0; c < 2 * N_SLOTS; c++) {
-        if (starts[c] === starts[c + 1]) continue;
-        g.fillStyle = c < N_SLOTS ? COLORS[c] : DIM_COLORS[c - N_SLOTS];
-        // whole pixels (no anti-aliased edges to rasterize); narrow rectangles of one colour that touch are filled
-        // as one: zoomed out most of a frame's time is the canvas's per-call cost, not the pixels
-        let cx = 0, cw = 0, narrow = false;
-        for (let q = starts[c]; q < starts[c + 1]; q++) {
-          const r = order[q], a = Math.round(rects.x0[r]), b = Math.max(Math.round(rects.x1[r]), a + 1);
-          if (narrow && b - a < 4 && a <= cx + cw) { if (b - cx > cw) cw = b - cx; continue; }
-          if (cw) g.fillRect(LABEL_W + cx, ly, cw, LH - 1);
-          cx = a; cw = b - a; narrow = cw < 4;
+      const e = ents[l] = this.laneCache.get(t, l, t.lanes[l], t0, t1, k), rects = e.rects, off = shift(e, t0);
+      const base = l * W;
+      px.fill(0, base, base + W);
+      // matches of a search (or the highlighted name) painted last: where rectangles share a pixel, they show
+      for (let pass = mask ? 0 : 1; pass < 2; pass++) {
+        for (let q = 0; q < rects.n; q++) {
+          const x0 = rects.x0[q] + off, x1 = rects.x1[q] + off;
+          if (x1 < -1 || x0 > W + 1) continue;
+          const id = gid[name[rects.idx[q]]], dim = mask !== null && !mask[id];
+          if (pass === 0 ? !dim : mask !== null && dim) continue;
+          // whole pixels, at least one wide (as fillRect at rounded x did)
+          const a = Math.round(x0), b = Math.max(Math.round(x1), a + 1);
+          if (b <= 0 || a >= W) continue;
+          px.fill(PIXELS[slots[id] + (dim ? N_SLOTS : 0)], base + Math.max(a, 0), base + Math.min(b, W));
+          n++;
         }
-        if (cw) g.fillRect(LABEL_W + cx, ly, cw, LH - 1);
       }
-      // labels in a second pass: one fillStyle, fewer state changes
+      drawn = true;
+    }
+    if (!drawn) return 0;
+    bm.g.putImageData(bm.img, 0, 0);
+    for (let l = 0; l < nl; l++) {
+      const e = ents[l], ly = y + TRACK_PAD + l * LH;
+      if (!e) continue;
+      g.imageSmoothingEnabled = false;  // stretched as whole pixels; label bitmaps are drawn smoothed as before
+      g.drawImage(bm.canvas, 0, l, W, 1, LABEL_W, ly, W, LH - 1);
+      g.imageSmoothingEnabled = true;
+      // labels over the rectangles: one fillStyle, fewer state changes
+      const rects = e.rects, off = LABEL_W + shift(e, t0);
       g.fillStyle = THEME.spanText;
       for (let q = 0; q < rects.n; q++) {
-        const w = rects.x1[q] - rects.x0[q];
-        if (w < MIN_LABEL_PX || rects.count[q] !== 1) continue;
-        const i = rects.idx[q], id = gid[name[i]], x0 = Math.max(LABEL_W + rects.x0[q], LABEL_W) + 3, avail = LABEL_W + rects.x1[q] - 3 - x0;
+        if (rects.count[q] !== 1) continue;
+        const rx0 = rects.x0[q] + off, rx1 = rects.x1[q] + off;
+        if (rx1 - rx0 < MIN_LABEL_PX || rx1 < LABEL_W || rx0 > this.width) continue;
+        const i = rects.idx[q], id = gid[name[i]], x0 = Math.max(rx0, LABEL_W) + 3, avail = rx1 - 3 - x0;
         if (avail < 12) continue;
         if (cat[i] === CAT.kernel && this.kernelLabel(m.names[id], id, t.chunk.kernel[i], m, x0, ly + LH / 2, avail)) { g.fillStyle = THEME.spanText; continue; }
         this.label(m.names[id], id, x0, ly + LH / 2, avail);
       }
     }
     return n;
+  }
+
+  /** A track's bitmap of lane rows (one pixel row per lane, W px wide), kept with the track and resized as needed. */
+  laneBitmap(t, W, nl) {
+    let bm = this.bitmaps.get(t);
+    if (!bm || bm.W !== W || bm.nl !== nl) {
+      const canvas = bm?.canvas ?? (typeof OffscreenCanvas === "function" ? new OffscreenCanvas(W, nl) : document.createElement("canvas"));
+      canvas.width = W; canvas.height = Math.max(nl, 1);
+      const img = new ImageData(W, Math.max(nl, 1));
+      bm = { canvas, g: canvas.getContext("2d"), img, px: new Uint32Array(img.data.buffer), W, nl };
+      this.bitmaps.set(t, bm);
+    }
+    return bm;
   }
 
   /** A name that fits `avail` px: whole when it does, else cut with an ellipsis (widths cached per name). */
@@ -187,23 +220,6 @@ export class Renderer {
       this.images.set(key, e = { img, dpr: this.dpr, W, H });
     }
     return [e.img, x, y - e.H / 2, e.W, e.H];
-  }
-
-  /** Rectangle indices ordered by colour slot (counting sort); this.slotStarts[c] is where slot c begins. */
-  sortBySlot(rects, gid, name, slots, mask) {
-    const n = rects.n;
-    if (!this.order || this.order.length < n) { this.order = new Uint32Array(Math.max(n, 1024) * 2); this.slotOf = new Uint16Array(this.order.length); }
-    const starts = this.slotStarts ??= new Uint32Array(2 * N_SLOTS + 1), slotOf = this.slotOf, order = this.order;
-    starts.fill(0);
-    for (let q = 0; q < n; q++) {
-      const id = gid[name[rects.idx[q]]], c = slots[id] + (mask && !mask[id] ? N_SLOTS : 0);
-      slotOf[q] = c; starts[c + 1]++;
-    }
-    for (let c = 0; c < 2 * N_SLOTS; c++) starts[c + 1] += starts[c];
-    const fill = this.slotFill ??= new Uint32Array(2 * N_SLOTS);
-    fill.set(starts.subarray(0, 2 * N_SLOTS));
-    for (let q = 0; q < n; q++) order[fill[slotOf[q]]++] = q;
-    return order;
   }
 
   drawCounter(r, y, v, k, plotW) {
