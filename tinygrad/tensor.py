@@ -67,6 +67,7 @@ class _WeakTensors:
   def __init__(self): self.refs: dict[int, weakref.ref] = {}
   def add(self, t: Tensor) -> None: self.refs[id(t)] = weakref.ref(t, lambda _, k=id(t): self.refs.pop(k, None))
   def clear(self) -> None: self.refs.clear()
+  def discard(self, t: Tensor) -> None: self.refs.pop(id(t), None)
   def __iter__(self): return iter([t for r in list(self.refs.values()) if (t := r()) is not None])
 
 def _tensor_call(fn):
@@ -115,6 +116,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   _live: _WeakTensors  # every Tensor alive (backward finds the ones that require grad here)
   _pending_assigns: _WeakTensors  # assigns not yet realized: they run with the next realize, as in tinygrad
   _shared: weakref.WeakSet[UOp]  # buffers that several live tensors took at one realize (an assign copies first)
+  _contiguous: _WeakTensors  # contiguous() results not yet realized (see _contiguous_in)
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dev = Device.canonicalize(device)
@@ -192,9 +194,12 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     Tensor.realize_all([self, *lst])
     return self
   @staticmethod
-  def realize_all(tensors: list[Tensor], with_pending_assigns: bool = True, share: bool = True) -> None:
+  def realize_all(tensors: list[Tensor], with_pending_assigns: bool = True, share: bool = True, run: bool = True) -> list:
+    """Schedules and runs the tensors (and pending assigns); each then stands for its buffer. run=False: the schedule
+    items are returned unrun (linear_with_vars), the tensors already stand for the buffers they will fill."""
     pending = [t for t in Tensor._pending_assigns if t.uop.op is Ops.ASSIGN] if with_pending_assigns else []
     if with_pending_assigns: Tensor._pending_assigns.clear()
+    if (cont := Tensor._contiguous_in([*tensors, *pending])): tensors = [*tensors, *cont]
     targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
     if share:  # another live tensor can hold a target only if something besides these tensors refers to it (a cheap test
       holders: dict[int, set[int]] = {}  # that spares the walk over every live tensor below, nearly always)
@@ -204,7 +209,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       st = perf_ns() if DEBUG >= 2 else 0
       items, becomes, hit = cached_schedule(targets)
       if st: debug_schedule(items, hit, st)
-      run_schedule(items)
+      if run: run_schedule(items)
     else:
       made = []
       def traced(ts: list[UOp]):  # a schedule made anew is a context of rewrites; a cached one's are in the trace already
@@ -217,7 +222,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       if DEBUG >= 2: debug_schedule(items, hit, st)
       tr.span("HOST", f"schedule {len(items)} items{' (cached)' if hit else ''}", st, perf_ns(), "schedule",
               {"kernels": sum(it.kind == "kernel" for it in items), "cached": hit})
-      run_schedule(items)
+      if run: run_schedule(items)
       if made and not hit: trace_schedule(made[0], items)
     # every live tensor holding a graph that was realized takes its buffer, as tinygrad's becomes_map does: `a, b = t*4,
     # t*4` are one (hash-consed) UOp, so a.realize() realizes b too. A buffer several tensors took is marked shared, and
@@ -229,7 +234,27 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
         took[nu] = took.get(nu, 0) + 1
     for nu, n in took.items():
       if n > 1: Tensor._shared.add(nu)
-  def contiguous(self) -> Tensor: return self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)))
+    return items
+  def linear_with_vars(self, *lst: Tensor) -> tuple[UOp, dict[str, int]]:
+    """The schedule realizing these tensors as tinygrad's LINEAR UOp (one CALL per kernel or copy, in run order) and
+    its bound variables' values; run_linear (tinygrad.engine.realize) runs it. The tensors stand for its buffers now."""
+    from tinygrad.engine.linear import to_linear
+    return to_linear(Tensor.realize_all([self, *lst], run=False)), {}
+  def schedule_linear(self, *lst: Tensor) -> UOp: return self.linear_with_vars(*lst)[0]
+  def contiguous(self) -> Tensor:
+    Tensor._contiguous.add(ret := self._new(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,))))
+    return ret
+  @staticmethod
+  def _contiguous_in(tensors: list[Tensor]) -> list[Tensor]:
+    """The unrealized contiguous() tensors these tensors' graphs compute on the way: a realize hands them their buffers
+    too (tinygrad's becomes map), so `w = x.contiguous(); f(w).realize(); g(w).realize()` computes w once."""
+    cont: dict[UOp, Tensor] = {}
+    for t in Tensor._contiguous:
+      if t.uop.op is Ops.CONTIGUOUS: cont[t.uop] = t
+      else: Tensor._contiguous.discard(t)  # realized (or replaced) since
+    if not cont: return []
+    inside = UOp(Ops.SINK, src=tuple(t.uop for t in tensors)).toposort()
+    return [cont[u] for u in inside if u in cont]
   def contiguous_backward(self) -> Tensor:
     """This tensor, unchanged forward; backward, its gradient is made contiguous (realized) before it flows on."""
     from tinygrad.gradient import custom_vjp
@@ -410,7 +435,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if prod(shape) == 0: return Tensor.zeros(*shape, dtype=dt, device=dev, **kw)
     # as many random bits as dt's significand holds: every value is then exact in dt, so a half draw is never
     # rounded up to 1.0 (24 bits cast to half would be, for draws above 1 - 2**-12)
-    bits = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3}.get(dt, 24)
+    bits = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3, dtypes.fp8e4m3fnuz: 4, dtypes.fp8e5m2fnuz: 3}.get(dt, 24)
     u = (Tensor._random_bits(prod(shape), dev) >> (32 - bits)).cast(dtypes.float32) * (1.0 / (1 << bits))
     return Tensor(u.cast(dt).reshape(shape).uop, **kw)
   @staticmethod
@@ -1182,3 +1207,4 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return x + bias.reshape(shape) if bias is not None else x
 
 Tensor._live, Tensor._pending_assigns, Tensor._shared = _WeakTensors(), _WeakTensors(), weakref.WeakSet()
+Tensor._contiguous = _WeakTensors()  # contiguous() results not yet realized

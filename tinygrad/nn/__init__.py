@@ -13,9 +13,19 @@ class Linear:
     self.bias = Tensor.uniform(out_features, low=-bound, high=bound) if bias else None
   def __call__(self, x: Tensor) -> Tensor: return x.linear(self.weight.transpose(), self.bias)
 
+def _same_padding(padding: str, kernel_size: tuple[int, ...], stride, dilation) -> tuple[int, ...]:
+  """padding='same' (as torch and tinygrad): the output keeps the input's size; an odd total pad puts the extra one after.
+  Flat torch order, the last dim's (before, after) first."""
+  if padding.lower() != "same": raise ValueError(f"padding {padding!r}: the only padding string is 'same'")
+  if any(s != 1 for s in ((stride,) * len(kernel_size) if isinstance(stride, int) else stride)):
+    raise ValueError(f"padding='same' needs stride 1, got stride={stride!r}")
+  dil = (dilation,) * len(kernel_size) if isinstance(dilation, int) else tuple(dilation)
+  return tuple(v for d, k in zip(reversed(dil), reversed(kernel_size)) for v in (d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2))
+
 class Conv2d:
   def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1, bias: bool = True):
     self.kernel_size = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+    if isinstance(padding, str): padding = _same_padding(padding, self.kernel_size, stride, dilation)
     self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
     bound = 1 / math.sqrt(in_channels // groups * prod(self.kernel_size))
     self.weight = Tensor.uniform(out_channels, in_channels // groups, *self.kernel_size, low=-bound, high=bound)

@@ -26,8 +26,15 @@ def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = Tr
   for k, t in mine.items():
     if k not in state_dict: continue
     v = state_dict[k]
-    if v.shape != t.shape: raise ValueError(f"{k}: shape {v.shape} in the state dict, {t.shape} in the model")
-    t.replace(v.to(t.device).cast(t.dtype).contiguous().realize())
+    if v.shape != t.shape:
+      # a scalar and a one-element vector are the same value (torch's num_batches_tracked is 0-d, tinygrad's (1,))
+      if {v.shape, t.shape} == {(), (1,)}: v = v.reshape(t.shape)
+      else: raise ValueError(f"Shape mismatch in layer `{k}`: Expected shape {t.shape}, but found {v.shape} in state dict.")
+    # as tinygrad: a sharded model's parameter takes the state dict's own sharding if it has one, else it is sharded
+    # like the parameter; a single-device parameter takes the value on its device
+    if isinstance(t.device, tuple): v = v if isinstance(v.device, tuple) else v.shard(t.device, t.uop.axis)
+    else: v = v.to(t.device)
+    t.replace(v.cast(t.dtype).contiguous().realize())
     if verbose: print(f"loaded {k} {t.shape}")
 
 _ST = {dtypes.float64: "F64", dtypes.float32: "F32", dtypes.float16: "F16", dtypes.bfloat16: "BF16", dtypes.int64: "I64",
