@@ -7,9 +7,10 @@ needs clang: on PATH or TINYGRAD_CC), the same scripts run on tinygrad too, so i
 Workloads: the digits training run of examples/beautiful_digits.py (its train(), on the scikit-learn digits handed to
 it as IDX files so that tinygrad's virtualenv needs no scikit-learn), a matmul script, and `import tinygrad` alone.
 Each figure is the median of N whole-process runs (interpreter start, imports and the trace's last flush at exit
-included), interleaved, as wall time and as CPU time of all the process's threads. With msgspec installed, the
-encoding of the biggest captured trace is timed against msgspec Structs too. docs/performance.md has figures."""
+included), interleaved, as wall time and as CPU time of all the process's threads. The encoding of the biggest
+captured trace is timed against the stdlib json module too. docs/performance.md has figures."""
 from __future__ import annotations
+from typing import Any
 import argparse, json, os, pathlib, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -208,15 +209,25 @@ def main() -> None:
     report_hook(engines[0].env, workloads["digits"])
     report_encode(tmp / "traces")
 
-def report_encode(traces: pathlib.Path) -> None:
-  """What the flush thread's encoding of a captured trace costs against msgspec Structs (bench/msgspec_peer.py)."""
-  sys.path.insert(0, str(ROOT / "bench"))
-  import msgspec_peer
-  if not msgspec_peer.available(): return print("encoding: msgspec not installed (pip install msgspec to compare)")
+def report_encode(traces: pathlib.Path, reps: int = 3) -> None:
+  """What the flush thread's encoding of the biggest captured trace costs: ours (profiler.tracefile.encode_lines: msgspec,
+  from the event Structs) against the stdlib json module encoding the same events' dicts (to_json), as the recorder
+  did before issue 16 (then to_json itself was Python too, so the peer is if anything faster than the old code)."""
+  from profiler.load import load
+  from profiler.events import to_json_batch
+  from profiler.tracefile import encode_lines
   digits = sorted(traces.glob("*.tinyviz.jsonl"), key=lambda p: p.stat().st_size)
   if not digits: return print("encoding: no trace was written")
-  f = msgspec_peer.encode_figures(str(digits[-1]))
-  print(f"encoding the biggest trace's {f['n']:,} events (the flush thread's work): ours (to_json + encode) {f['ours_s'] * 1e3:.0f} ms, "
-        f"msgspec Structs {f['msgspec_s'] * 1e3:.0f} ms ({f['ours_s'] / f['msgspec_s']:.1f}x)")
+  events = load(str(digits[-1])).events
+  stdlib = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str)
+  def peer() -> bytes: return "".join([stdlib.encode(d) + "\n" for d in to_json_batch(events)]).encode()
+  def best(f: Any) -> float:
+    ts = []
+    for _ in range(reps): t = time.process_time(); f(); ts.append(time.process_time() - t)
+    return min(ts)
+  assert [json.loads(l) for l in encode_lines(events).splitlines()] == [json.loads(l) for l in peer().splitlines()]  # the same JSON
+  ours, theirs = best(lambda: encode_lines(events)), best(peer)
+  print(f"encoding the biggest trace's {len(events):,} events (the flush thread's work, CPU time): ours (msgspec) {ours * 1e3:.0f} ms, "
+        f"stdlib json of their dicts {theirs * 1e3:.0f} ms ({theirs / ours:.1f}x)")
 
 if __name__ == "__main__": main()

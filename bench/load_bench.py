@@ -5,8 +5,8 @@ events with their args, flows, memory instants, metadata), its gzipped copy, and
 spans (bench/timeline_bench.py's generator). Each reader runs in a fresh subprocess, ours and the peer interleaved;
 the child reports its own peak RSS (ru_maxrss) and the time of the call. Peers: `json.load` of the Chrome file
 (through `gzip.open` for the .gz: what our reader did before it streamed), `[json.loads(l) for l in f]` for JSONL.
-Ratios are ours / peer (below 1: ours uses less). With msgspec installed, one more row: our JSONL decoded and validated
-into msgspec Structs (bench/msgspec_peer.py) as the peer. Nothing is asserted.
+Ratios are ours / peer (below 1: ours uses less); ours decodes and validates every event (msgspec Structs), the
+peers only parse. Nothing is asserted.
   python bench/load_bench.py [--quick] [--spans N] [--runs R] [--root DIR] [--keep DIR]
 --root imports `profiler` from another checkout (e.g. a copy of an older tree), for before/after figures."""
 from __future__ import annotations
@@ -68,8 +68,6 @@ OURS = ("from profiler.load import load", "n = len(load(PATH).events)")
 PEERS = {"chrome": ("", "d = json.load(open(PATH, 'rb')); n = len(d['traceEvents'])"),
          "chrome.gz": ("", "d = json.load(gzip.open(PATH)); n = len(d['traceEvents'])"),
          "jsonl": ("", "n = len([json.loads(l) for l in open(PATH, 'rb')])")}
-# with msgspec installed, one more peer for our JSONL: decoded and validated into typed Structs (bench/msgspec_peer.py)
-MSGSPEC = ("sys.path.insert(0, {root!r} + '/bench'); import msgspec_peer", "n = msgspec_peer.decode_jsonl(open(PATH, 'rb').read())")
 
 def child(root: str, imports: str, work: str, path: Path) -> dict[str, float]:
   code = CHILD.format(root=root, imports=imports, work=work.replace("PATH", repr(str(path))))
@@ -98,16 +96,12 @@ def main() -> int:
   print(f"{n:,} spans; profiler from {a.root}; {a.runs} runs each, medians; peak RSS of the child process "
         f"(its RSS after imports in brackets)")
   print(f"{'file':<13} {'MB':>6} {'events':>9} | {'ours MB':>13} {'peer MB':>13} {'ratio':>6} | {'ours s':>7} {'peer s':>7} {'ratio':>6}")
-  sys.path.insert(0, str(ROOT / "bench"))
-  import msgspec_peer
-  rows = list(files.items()) + ([("jsonl msgspec", files["jsonl"])] if msgspec_peer.available() else [])
-  for kind, path in rows:
+  for kind, path in files.items():
     ours: list[dict[str, float]] = []
     peer: list[dict[str, float]] = []
-    their = (MSGSPEC[0].format(root=a.root), MSGSPEC[1]) if kind == "jsonl msgspec" else PEERS[kind]
     for _ in range(a.runs):
       ours.append(child(a.root, *OURS, path))
-      peer.append(child(a.root, *their, path))
+      peer.append(child(a.root, *PEERS[kind], path))
     def med(rs: list[dict[str, float]], k: str) -> float: return statistics.median(r[k] for r in rs)
     orss, prss, os_, ps = med(ours, "rss_kb") / 1024, med(peer, "rss_kb") / 1024, med(ours, "s"), med(peer, "s")
     print(f"{kind:<13} {os.path.getsize(path) / 1e6:6.0f} {int(ours[0]['n']):9,} | {orss:6.0f} [{med(ours, 'base_kb') / 1024:4.0f}] "

@@ -7,8 +7,9 @@ anchor and keeps its own timestamps (epoch-based in PyTorch's and JAX's). Proces
 names: each track becomes `<process>/<track>` (the process as `script pid N`), which the timeline groups under the
 process. Ids (uops, patterns, contexts, rewrites, kernels, flows) are renumbered so that no two runs share one."""
 from __future__ import annotations
-import dataclasses, os
+import os
 from typing import Any
+from msgspec.structs import replace
 from profiler.events import (Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, Span,
                              Counter, Marker, Flow, TrackDef)
 from profiler.tracefile import Trace
@@ -56,28 +57,28 @@ def merge(traces: list[tuple[str, Trace]]) -> tuple[list[Event], list[str]]:
       t = type(e)
       if t is Run: continue
       if t is RunEnd: end_ns = max(end_ns, e.ts_ns + dt); continue
-      if t is UOpDef: e = dataclasses.replace(e, id=uid(e.id), src=tuple(uid(s) for s in e.src))
-      elif t is PatternDef: e = dataclasses.replace(e, id=e.id + p)
-      elif t is ContextBegin: e = dataclasses.replace(e, id=e.id + c, parent=None if e.parent is None else e.parent + c, ts_ns=e.ts_ns + dt)
-      elif t is ContextEnd: e = dataclasses.replace(e, id=e.id + c, ts_ns=e.ts_ns + dt)
+      if t is UOpDef: e = replace(e, id=uid(e.id), src=tuple(uid(s) for s in e.src))
+      elif t is PatternDef: e = replace(e, id=e.id + p)
+      elif t is ContextBegin: e = replace(e, id=e.id + c, parent=None if e.parent is None else e.parent + c, ts_ns=e.ts_ns + dt)
+      elif t is ContextEnd: e = replace(e, id=e.id + c, ts_ns=e.ts_ns + dt)
       elif t is Rewrite:
-        e = dataclasses.replace(e, id=e.id + r, ctx=None if e.ctx is None else e.ctx + c, input=uid(e.input), output=uid(e.output),
-                                matches=[(None if pid is None else pid + p, uid(b), uid(a)) for pid, b, a in e.matches],
-                                start_ns=e.start_ns + dt)
-      elif t is Kernel: e = dataclasses.replace(e, id=e.id + k, ctx=None if e.ctx is None else e.ctx + c,
-                                                line_uops=[[uid(x) for x in line] for line in e.line_uops])
+        e = replace(e, id=e.id + r, ctx=None if e.ctx is None else e.ctx + c, input=uid(e.input), output=uid(e.output),
+                    matches=[(None if pid is None else pid + p, uid(b), uid(a)) for pid, b, a in e.matches],
+                    start_ns=e.start_ns + dt)
+      elif t is Kernel: e = replace(e, id=e.id + k, ctx=None if e.ctx is None else e.ctx + c,
+                                    line_uops=[[uid(x) for x in line] for line in e.line_uops])
       elif t is Schedule:
-        e = dataclasses.replace(e, ctx=e.ctx + c, items=[{**it, "ast": uid(it["ast"]), "kernel": None if it.get("kernel") is None else it["kernel"] + k,
-                                                          "reads": [uid(b) for b in it["reads"]], "writes": [uid(b) for b in it["writes"]]} for it in e.items])
+        e = replace(e, ctx=e.ctx + c, items=[{**it, "ast": uid(it["ast"]), "kernel": None if it.get("kernel") is None else it["kernel"] + k,
+                                              "reads": [uid(b) for b in it["reads"]], "writes": [uid(b) for b in it["writes"]]} for it in e.items])
       elif t is Span:
         args: dict[str, Any] = e.args
         if isinstance(args.get("kernel"), int): args = {**args, "kernel": args["kernel"] + k}
-        e = dataclasses.replace(e, track=track(e.track), start_ns=e.start_ns + dt, end_ns=e.end_ns + dt, args=args)
+        e = replace(e, track=track(e.track), start_ns=e.start_ns + dt, end_ns=e.end_ns + dt, args=args)
         end_ns = max(end_ns, e.end_ns)
-      elif t is Counter: e = dataclasses.replace(e, track=track(e.track), ts_ns=e.ts_ns + dt)
-      elif t is TrackDef: e = dataclasses.replace(e, name=track(e.name))
-      elif t is Marker: e = dataclasses.replace(e, name=f"{proc}: {e.name}", ts_ns=e.ts_ns + dt)
-      elif t is Flow: e = dataclasses.replace(e, id=f"{i}:{e.id}", track=track(e.track), ts_ns=e.ts_ns + dt)
+      elif t is Counter: e = replace(e, track=track(e.track), ts_ns=e.ts_ns + dt)
+      elif t is TrackDef: e = replace(e, name=track(e.name))
+      elif t is Marker: e = replace(e, name=f"{proc}: {e.name}", ts_ns=e.ts_ns + dt)
+      elif t is Flow: e = replace(e, id=f"{i}:{e.id}", track=track(e.track), ts_ns=e.ts_ns + dt)
       out.append(e)
     m = _max_ids(trace.events)
     for x in off: off[x] += m[x]
@@ -88,7 +89,6 @@ def merge(traces: list[tuple[str, Trace]]) -> tuple[list[Event], list[str]]:
 def main(argv: list[str]) -> int:
   """`merge A B ... -o OUT`: the runs as one trace file of ours."""
   import sys
-  from profiler.events import to_json
   from profiler.load import group_paths, load_groups_reporting
   from profiler.tracefile import TraceWriter
   if "-o" not in argv or argv.index("-o") == len(argv) - 1:
@@ -108,7 +108,7 @@ def main(argv: list[str]) -> int:
   for w in warns: print(f"warning: {w}", file=sys.stderr)
   try:
     w = TraceWriter(out_path)
-    for j in range(0, len(events), 10_000): w.write([to_json(e) for e in events[j:j + 10_000]])
+    for j in range(0, len(events), 10_000): w.write(events[j:j + 10_000])
     w.close()
   except OSError as e:
     print(f"tinyviz: {out_path}: {e}", file=sys.stderr)

@@ -11,7 +11,7 @@ from collections import deque
 from typing import Any, Callable, Iterable
 from profiler import __version__
 from profiler.events import (ARG_MAX, Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite,
-                             Kernel, Schedule, TrackDef, Span, Counter, Marker, Flow, to_json)
+                             Kernel, Schedule, TrackDef, Span, Counter, Marker, Flow, to_json_batch)
 from profiler.patsource import pattern_source
 from profiler.tracefile import TraceWriter
 from profiler.safefile import private_dir
@@ -206,9 +206,10 @@ class Recorder:
     """Hands every queued event to the trace file and the sinks, in the order they were recorded."""
     with self._flush_lock:
       q = self._q
-      batch = [to_json(q.popleft()) for _ in range(len(q))]
-      if not batch: return
-      if self._writer is not None: self._writer.write(batch)
+      events = [q.popleft() for _ in range(len(q))]
+      if not events: return
+      if self._writer is not None: self._writer.write(events)  # encoded by msgspec, the batch in one call
+      batch = to_json_batch(events) if self._sinks else []
       for sink in list(self._sinks):
         try: sink(batch)
         except Exception as e:  # a broken viewer connection must not stop the recording

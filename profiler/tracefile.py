@@ -8,9 +8,10 @@ from __future__ import annotations
 import contextlib, gc, json, math, os
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterable, Iterator
+import msgspec
 from profiler.safefile import create_private
 from profiler.limits import max_events, max_line, past
-from profiler.events import FORMAT, VERSION, Event, RunEnd, Span, Counter, Marker, Flow, Checker, SchemaError, header
+from profiler.events import FORMAT, VERSION, Event, RunEnd, Span, Counter, Marker, Flow, Checker, SchemaError, decode, header, to_json
 
 class TraceError(ValueError):
   """The input is not a trace we can read at all; `offset` (bytes) and `line` say where, when known."""
@@ -58,14 +59,27 @@ def _finite(v: Any) -> Any:
 
 _decoder = json.JSONDecoder()
 _encoder = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str)  # one instance: json.dumps(**kw) builds one per call
-# the C encoder behind it, made once: JSONEncoder.encode builds a new one for every call (40% of encoding a trace)
-_c_encode = json.encoder.c_make_encoder(None, str, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False) \
-  if json.encoder.c_make_encoder is not None else None
+_msgspec = msgspec.json.Encoder(enc_hook=str)  # NaN and infinities become null, as _finite makes them
 
-def encode(obj: dict[str, Any]) -> str:
-  """One event as one line of strict JSON (no NaN, anything unknown as its str())."""
-  try: return "".join(_c_encode(obj, 0)) if _c_encode is not None else _encoder.encode(obj)
-  except ValueError: return _encoder.encode(_finite(obj))
+def _stdlib_line(obj: Any) -> bytes:
+  """What msgspec does not encode (a string with a lone surrogate, a dict keyed by True): as the json module does."""
+  if isinstance(obj, msgspec.Struct): obj = to_json(obj)  # type: ignore[arg-type]
+  try: return _encoder.encode(obj).encode()
+  except ValueError: return _encoder.encode(_finite(obj)).encode()
+
+def encode_line(obj: Any) -> bytes:
+  """One event (or any JSON-ready value) as one line of strict JSON, UTF-8: no NaN, anything unknown as its str()."""
+  try: return _msgspec.encode(obj)
+  except (TypeError, ValueError, OverflowError): return _stdlib_line(obj)  # (UnicodeEncodeError is a ValueError)
+
+def encode_lines(objs: list[Any]) -> bytes:
+  """encode_line of each, each ended by a newline: the recorder's flush, one msgspec call for the batch."""
+  try: return _msgspec.encode_lines(objs)
+  except (TypeError, ValueError, OverflowError): return b"".join([encode_line(o) + b"\n" for o in objs])
+
+def encode(obj: Any) -> str:
+  """encode_line as text."""
+  return encode_line(obj).decode()
 
 class TraceWriter:
   """Writes a new trace file, mode 0600, never through a link; each write() reaches the OS before it returns. An
@@ -76,17 +90,27 @@ class TraceWriter:
     self.write([header()])
 
   def write(self, objs: list[Any], offsets: bool = False) -> list[int]:
-    """Appends a line per object; with `offsets`, returns the byte offset of each (a reader can seek to the line)."""
+    """Appends a line per object (an event or any JSON-ready value); with `offsets`, returns the byte offset of each
+    (a reader can seek to the line)."""
     if not objs: return []
-    lines = [encode(o) for o in objs]
-    at, where = self.size, []
+    if not offsets: return self._append(encode_lines(objs), len(objs))
+    return self.write_lines([encode_line(o) for o in objs], offsets)
+
+  def write_lines(self, lines: list[bytes], offsets: bool = False) -> list[int]:
+    """Appends lines already encoded (JSON values of one line each, no newline); offsets as write()."""
+    if not lines: return []
+    where = []
     if offsets:
-      for line in lines: where.append(at); at += len(line) + 1  # encode() writes ASCII: a character is a byte
-    data = ("\n".join(lines) + "\n").encode()
+      at = self.size
+      for line in lines: where.append(at); at += len(line) + 1
+    self._append(b"\n".join(lines) + b"\n", len(lines))
+    return where
+
+  def _append(self, data: bytes, n: int) -> list[int]:
     self._f.write(data)
     self._f.flush()  # into the page cache: survives SIGKILL of this process (fsync would only add power loss)
-    self.size += len(data); self.lines += len(lines)
-    return where
+    self.size += len(data); self.lines += n
+    return []
 
   def close(self) -> None: self._f.close()
 
@@ -137,6 +161,8 @@ def _whole_json(raw: bytes) -> bool:
     return _decoder.raw_decode(text)[1] == len(text)
   except (ValueError, RecursionError): return False
 
+_LINES = msgspec.json.Decoder(Event)  # type: ignore[arg-type]
+
 class JsonlDecoder:
   """Turns our trace's bytes into events, fed in pieces (a whole file, or what a live file gained since).
   With `share`, equal strings of the events become one object (see Shared): for a read, not a file followed forever."""
@@ -169,10 +195,18 @@ class JsonlDecoder:
     lines = data.split(b"\n")
     last = lines.pop()  # incomplete last line: wait for more, or read / report it when final
     self._pieces, self._plen = [last], len(last)
-    for raw in lines:
+    if self.version is None and lines:  # the header first
       self.line += 1
-      self._line(raw, start, out)
-      start += len(raw) + 1
+      self._line(lines[0], start, out)
+      start += len(lines[0]) + 1
+      data, lines = data[len(lines[0]) + 1:], lines[1:]
+    if self.version is not None and lines and self._lines_at_once(data[:len(data) - len(last)], lines, start, out):
+      start += len(data) - len(last)
+    else:
+      for raw in lines:
+        self.line += 1
+        self._line(raw, start, out)
+        start += len(raw) + 1
     self.offset = start
     if final and last.strip():
       self.line += 1
@@ -181,21 +215,55 @@ class JsonlDecoder:
     if final: self._pieces, self._plen = [], 0
     return out
 
+  def _lines_at_once(self, body: bytes, lines: list[bytes], start: int, out: list[Event]) -> bool:
+    """Every whole line of a piece decoded in one msgspec call, then checked; False (nothing done) when a line is blank
+    or does not decode: the line by line path then says which and why."""
+    try: events = _LINES.decode_lines(body)
+    except (msgspec.DecodeError, RecursionError): return False
+    if len(events) != len(lines): return False  # blank lines (skipped by decode_lines): line numbers would be off
+    check, shared, first = self._checker.check, self._shared, self.line + 1
+    for i, ev in enumerate(events):
+      try: check(ev)
+      except SchemaError as e:
+        self.warnings.add(f"{e}; skipped", start + sum(len(l) + 1 for l in lines[:i]), first + i)
+        continue
+      if type(ev) is RunEnd: self.ended = True
+      if shared is not None: shared.event(ev)
+      out.append(ev)
+    self.line += len(lines)
+    return True
+
   def _line(self, raw: bytes, offset: int, out: list[Event]) -> None:
+    if self.version is not None:  # an event: decoded and checked against the schema by msgspec, in one step
+      try: ev = self._checker.check(decode(raw))
+      except SchemaError as e: return self.warnings.add(f"{e}; skipped", offset, self.line)
+      except (msgspec.DecodeError, RecursionError): ev = self._slow_line(raw, offset)  # not strict JSON, or blank: worded as before
+      if ev is None: return
+      if type(ev) is RunEnd: self.ended = True
+      if self._shared is not None: self._shared.event(ev)
+      out.append(ev)
+      return
     if not raw.strip(): return
+    obj = self._json(raw, offset)
+    if obj is not None: self._header(obj, offset)
+
+  def _json(self, raw: bytes, offset: int) -> Any:
     try:
       text = raw.decode().strip()
       obj, end = _decoder.raw_decode(text)  # json.loads(bytes) would sniff the encoding of every line
       if end != len(text): raise ValueError(f"extra data after the object at column {end + 1}")
+      return obj
     except (ValueError, RecursionError) as e:
       if self.version is None: raise TraceError(f"not a {FORMAT} file: {e}", offset, self.line) from None
-      return self.warnings.add(f"invalid JSON, line skipped: {e}", offset, self.line)
-    if self.version is None: return self._header(obj, offset)
-    try: ev = self._checker.event(obj)
-    except SchemaError as e: return self.warnings.add(f"{e}; skipped", offset, self.line)
-    if isinstance(ev, RunEnd): self.ended = True
-    if self._shared is not None: self._shared.event(ev)
-    out.append(ev)
+      self.warnings.add(f"invalid JSON, line skipped: {e}", offset, self.line)
+      return None
+
+  def _slow_line(self, raw: bytes, offset: int) -> Event | None:
+    """A line msgspec did not take as JSON: blank, or what only the json module reads (NaN, surrounding blanks, ...)."""
+    if not raw.strip(): return None
+    if (obj := self._json(raw, offset)) is None: return None
+    try: return self._checker.event(obj)
+    except SchemaError as e: self.warnings.add(f"{e}; skipped", offset, self.line); return None
 
   def _header(self, obj: Any, offset: int) -> None:
     if not isinstance(obj, dict) or obj.get("format") != FORMAT or type(obj.get("version")) is not int:

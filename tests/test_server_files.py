@@ -1,11 +1,11 @@
 """`tinyviz FILE... --no-browser --port P` (the real command, as a subprocess) serving a PyTorch Chrome trace (plain and
 gzipped) and our own trace from a VIZ=-1 engine run, and every endpoint of docs/server-api.md on them."""
 from __future__ import annotations
-import dataclasses, subprocess, sys
+import subprocess, sys
 import numpy as np
 import pytest
 from server_kit import ROOT, Server, engine_run, env, free_port, trace_counts
-from profiler.events import Kernel
+from profiler.events import Kernel, field_names
 from viz.server.timeline import decode_chunk
 
 TORCH = ROOT / "tests" / "fixtures" / "torch_cpu_trace.json"
@@ -80,7 +80,7 @@ def test_own_trace_rewrites_kernels_timeline(server, own_trace):
   ids = [c["id"] for c in j["contexts"]]
   assert all(c["parent"] is None or ids.index(c["parent"]) < ids.index(c["id"]) for c in j["contexts"])
   k = j["kernels"][0]
-  assert set(k) == {f.name for f in dataclasses.fields(Kernel)} - {"src", "uops", "line_uops", "plans"}  # the trace's names
+  assert set(k) == set(field_names(Kernel)) - {"src", "uops", "line_uops", "plans"}  # the trace's names
   full = server.json(f"/api/runs/3/kernels/{k['id']}")
   assert full["src"] and full["uops"] and full["name"] == k["name"]
   rw = max((r for c in j["contexts"] for r in c["rewrites"]), key=lambda r: r["n_matches"])

@@ -2,8 +2,8 @@
 and the JSON answers of docs/server-api.md built from it (no I/O, except reading back a span's details that a
 live run left in its trace file).
 
-Events come in typed (profiler/events.py): a file's from its reader, a live run's as JSON objects checked by the
-one decoder (profiler.events.Checker); one that does not fit is skipped with a warning, never an exception. Live
+Events come in typed (profiler/events.py): a file's from its reader, a live run's as the JSON texts of an /ingest
+frame, decoded and checked by the one decoder (profiler.events.Checker); one that does not fit is skipped with a warning, never an exception. Live
 batches are also summarised as deltas (contexts, rewrites, kernels added; counts per event type) that become
 the run's numbered `events` messages; the deltas are kept, small, so that a page that reconnects can be sent
 everything after the last message it saw.
@@ -110,8 +110,9 @@ class Run:
     self.n_events += len(events)
 
   def add(self, objs: list[Any], first_line: int | None = None, offsets: list[int] | None = None) -> None:
-    """Checks a live batch of event objects with the one decoder (profiler.events.Checker) and indexes those that fit;
-    the rest are skipped with a warning (first_line: the line of objs[0] in the run's trace file) but counted."""
+    """Checks a live batch of events, each its JSON text (an /ingest frame's elements) or a decoded JSON object, with
+    the one decoder (profiler.events.Checker) and indexes those that fit; the rest are skipped with a warning
+    (first_line: the line of objs[0] in the run's trace file) but counted."""
     if self._checker is None:  # a run read again from its file goes on: the uops it has are defined
       self._checker = Checker()
       self._checker.uops.update(self.uops.rows)
