@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect, os, re, struct
 from decimal import Decimal
 from typing import Any, Iterable
-from profiler.events import ARG_MAX, ContextBegin, ContextEnd, Counter, Event, Kernel, Marker, PatternDef, Rewrite, Span, UOpDef
+from profiler.events import ARG_MAX, ContextBegin, ContextEnd, Counter, Event, Kernel, Marker, PatternDef, Rewrite, Schedule, Span, UOpDef
 from profiler.safe_pickle import Stub, fields, loads, stub_name
 from profiler.tinygrad_enums import ENUMS_0_14
 from profiler.tracefile import Trace, TraceError, Warnings
@@ -24,6 +24,7 @@ def is_pickle(head: bytes) -> bool:
   """A pickle of protocol 2-5 starts with PROTO n (tinygrad writes 4 or 5); our traces and JSON never start with 0x80."""
   return len(head) >= 2 and head[0] == 0x80 and head[1] in PICKLE_PROTOCOLS
 
+_SLOT = re.compile(r"ParamArg\(slot=(\d+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def ansistrip(s: str) -> str: return _ANSI.sub("", s)
 
@@ -78,6 +79,9 @@ class Importer:
     self.ctx_by_key: dict[Any, tuple[int, str]] = {}  # a context's keys -> (its id, its name): how tinygrad ties spans to it
     self.kernel_device: dict[int, str] = {}
     self.kernels: dict[int, Kernel] = {}
+    self.uop_rows: dict[int, UOpDef] = {}
+    self.first_sink: dict[int, int] = {}  # context id -> the graph its first rewrite got (a kernel's: its SINK)
+    self.linear: dict[int, int] = {}  # schedule context id -> the last LINEAR (of CALLs) one of its rewrites got
 
   def skip(self, what: str) -> None: self.unmapped[what] = self.unmapped.get(what, 0) + 1
 
@@ -87,7 +91,8 @@ class Importer:
     if prof is not None: self.profile(prof)
     for kid, k in self.kernels.items(): k.device = self.kernel_device.get(kid, k.device)
     self.context_times()
-    self.events[spans_at:spans_at] = list(self.kernels.values())  # kernels before the spans that refer to them
+    # kernels, then the schedules that name them, before the spans that refer to them
+    self.events[spans_at:spans_at] = list(self.kernels.values()) + self.schedules()
     for what, n in sorted(self.unmapped.items()): self.w.add(f"tinygrad: {n} x {what} not mapped; skipped")
     for e in sorted(self.enum_misfit): self.w.add(f"tinygrad: {e}")
     meta = {"tinygrad": [k for k, v in (("rewrites", rw), ("profile", prof)) if v is not None]}
@@ -194,7 +199,10 @@ class Importer:
       name, kind, loc = self.context_of(key, group)
       self.events.append(ContextBegin(cid, None, kind, name, loc, 0))
       for r in group if isinstance(group, list) else []:
-        if (ev := self.rewrite(r, rid, cid, defined)) is not None: self.events.append(ev); rid += 1
+        if (ev := self.rewrite(r, rid, cid, defined)) is not None:
+          self.events.append(ev); rid += 1
+          self.first_sink.setdefault(cid, ev.input)
+          if kind == "schedule" and self.uop_rows[ev.input].op == "LINEAR": self.linear[cid] = ev.input
       self.events.append(ContextEnd(cid, 0))
       for k in _get(key, "keys", 1) or ():
         if isinstance(k, (str, bytes)): self.ctx_by_key[k] = (cid, name)  # the last one wins, as in tinygrad's viewer
@@ -243,7 +251,8 @@ class Importer:
         op = self.enum(row[0]) if isinstance(row[0], Stub) else None
         arg = self.text(row[3]) if row[3] is not None else "None"
         if len(row) > 4 and row[4] is not None: arg = self.text((row[3], "tag", row[4]))  # tinygrad tells UOps apart by tag too
-        self.events.append(UOpDef(u, op.split(".", 1)[1] if op and "." in op else (op or self.text(row[0])), self.dtype(row[1]), arg, row[2]))
+        self.events.append(ev := UOpDef(u, op.split(".", 1)[1] if op and "." in op else (op or self.text(row[0])), self.dtype(row[1]), arg, row[2]))
+        self.uop_rows[u] = ev
         done.add(u)
     return done
 
@@ -291,6 +300,38 @@ class Importer:
     for k in keys:
       if isinstance(k, (str, bytes)): self.kernel_by_key.setdefault(k, kid)
     self.kernels_by_name.setdefault(fname, []).append(kid)
+
+  def schedules(self) -> list[Schedule]:
+    """A schedule event per schedule context that ends in tinygrad 0.14's LINEAR of CALLs: each CALL is (its kernel's
+    SINK or a COPY, then its buffers in PARAM slot order). A kernel writes the buffers its STOREs index, a copy its
+    first; the kernel record is the codegen context whose first graph is that SINK."""
+    kernel_of_sink = {self.first_sink[k.ctx]: k.id for k in self.kernels.values() if k.ctx in self.first_sink}
+    out = []
+    for cid, lin in self.linear.items():
+      items = []
+      for call in self.uop_rows[lin].src:
+        c = self.uop_rows[call]
+        if c.op != "CALL" or not c.src or c.src[0] not in self.uop_rows: self.skip("schedule entry that is not a CALL"); continue
+        ast, bufs = c.src[0], [b for b in c.src[1:] if self.uop_rows[b].op == "BUFFER"]
+        if self.uop_rows[ast].op == "COPY": kind, written = "copy", set(bufs[:1])
+        elif self.uop_rows[ast].op == "SINK": kind, written = "kernel", {bufs[i] for i in self._stored_slots(ast) if i < len(bufs)}
+        else: self.skip(f"schedule CALL of a {self.uop_rows[ast].op}"); continue
+        items.append({"kind": kind, "ast": ast, "kernel": kernel_of_sink.get(ast) if kind == "kernel" else None,
+                      "reads": [b for b in bufs if b not in written], "writes": [b for b in bufs if b in written]})
+      if items: out.append(Schedule(cid, items))
+    return out
+
+  def _stored_slots(self, sink: int) -> set[int]:
+    """The PARAM slots a kernel's STOREs write through (STORE(INDEX(PARAM, ...), value))."""
+    slots, stack, seen = set(), [sink], set()
+    while stack:
+      if (u := stack.pop()) in seen: continue
+      seen.add(u)
+      row = self.uop_rows[u]
+      if row.op == "STORE" and row.src and (idx := self.uop_rows[row.src[0]]).op == "INDEX" and idx.src and \
+         (m := _SLOT.match(self.uop_rows[idx.src[0]].arg)) and self.uop_rows[idx.src[0]].op == "PARAM": slots.add(int(m.group(1)))
+      stack.extend(row.src)
+    return slots
 
   def by_name(self, name: str, dev: str) -> int | None:
     """The kernel of that name run on dev: the one already seen there, else the first not yet seen on any device."""

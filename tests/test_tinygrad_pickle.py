@@ -159,6 +159,29 @@ def test_server_api_shows_kernel_code_and_links_spans(tmp_path):
     assert "CPU" in json.dumps(tracks) and "TINY" in json.dumps(tracks)
   finally: srv.stop()
 
+def test_schedules_as_kernels_from_tinygrads_linear(tmp_path):
+  """A tinygrad schedule context ends in a LINEAR of CALLs: the explorer's schedule view shows its kernels and copies,
+  in order, each with its kernel's code and the buffers it reads and writes (a copy's output feeds the next kernel)."""
+  from server_kit import Server
+  srv = Server([*pair("multi_copy"), "--no-browser"], tmp_path)
+  try:
+    rid = srv.json("/api/runs")[0]["id"]
+    ctxs = {c["name"]: c["id"] for c in srv.json(f"/api/runs/{rid}/contexts")["contexts"]}
+    sched = srv.json(f"/api/runs/{rid}/contexts/{ctxs['Schedule 2 Kernels n2']}/schedule")
+    copy, kern = sched["items"]
+    assert copy["kind"] == "copy" and copy["kernel"] is None and kern["kind"] == "kernel"
+    assert kern["reads"] == copy["writes"] and len(kern["writes"]) == 1 and kern["writes"] != copy["reads"]
+    assert sched["kernels"][str(kern["kernel"])]["name"] == "E_256"
+    ops = {u["id"]: u["op"] for u in sched["uops"]}
+    assert ops[copy["ast"]] == "COPY" and ops[kern["ast"]] == "SINK" and {ops[b] for b in copy["reads"] + kern["writes"]} == {"BUFFER"}
+    assert srv.get(f"/api/runs/{rid}/contexts/{ctxs['Callify 1 Buffer n2']}/schedule").status_code == 404  # no LINEAR there
+  finally: srv.stop()
+  # the matmul's kernel reads the two buffers the first two schedules wrote
+  t = both("matmul")
+  from profiler.events import Schedule
+  (a,), (b,), (mm,) = [s.items for s in of(t, Schedule)]
+  assert sorted(mm["reads"]) == sorted(a["writes"] + b["writes"]) and {k.id: k.name for k in of(t, Kernel)}[mm["kernel"]] == "r_64_64_64"
+
 def test_summary_and_chrome_export(tmp_path, capsys):
   from viz.server.cli import main
   assert main(["summary", *pair("matmul")]) == 0
