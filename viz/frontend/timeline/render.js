@@ -6,7 +6,7 @@ import { counterSteps } from "./lod.js";
 import { LaneCache, shift } from "./lodcache.js";
 import { TRACK_PAD } from "./model.js";
 import { rulerTicks, formatDuration, formatBytes, formatTick } from "./timefmt.js";
-import { THEME, PIXELS, N_SLOTS, darken } from "./colors.js";
+import { THEME, COLORS, DIM_COLORS, PIXELS, N_SLOTS, darken } from "./colors.js";
 import { counterAt } from "./aggregate.js";
 import { CAT } from "./chunk.js";
 import { parseKernelName, kernelHints, AXIS_KINDS } from "../kernelname.js";
@@ -14,7 +14,7 @@ import { parseKernelName, kernelHints, AXIS_KINDS } from "../kernelname.js";
 export const LABEL_W = 200, HEADER_H = 40;
 const FONT = "11px system-ui, -apple-system, 'Segoe UI', sans-serif";
 const BOLD = "600 11px system-ui, -apple-system, 'Segoe UI', sans-serif";
-const MIN_LABEL_PX = 26, MAX_FLOWS = 2000;
+const MIN_LABEL_PX = 26, MAX_FLOWS = 2000, FEW_RECTS = 48;
 export const PIN_W = 18;  // the pin's column at the right of the track names
 // axis colours of kernelname.js, darkened to read on the light span fills
 const AXIS_ON_SPAN = Object.fromEntries(Object.entries(AXIS_KINDS).map(([k, v]) => [k, darken(v.color, 0.5)]));
@@ -34,7 +34,7 @@ export class Renderer {
     this.g = canvas.getContext("2d", { alpha: false });
     this.laneCache = new LaneCache();  // merged lanes, kept from frame to frame (lodcache.js)
     this.bitmaps = new WeakMap();  // track -> its lanes' pixel rows (laneBitmap)
-    this.ents = [];
+    this.ents = []; this.fewOf = [];  // drawTrack's per-lane scratch
     this.textW = new Map();  // gid -> measured label width (px)
     this.kparts = new Map();  // gid -> a kernel name's coloured parts [{text, color, w}] (null: not a kernel name)
     this.images = new Map();  // label key -> {img, dpr, W, H}: whole labels drawn once (textImage)
@@ -109,17 +109,18 @@ export class Renderer {
     }
     const gid = t.gid, name = t.chunk.name, cat = t.chunk.cat, mask = v.mask ?? null, LH = t.laneH, slots = m.slots;
     // the lanes' rectangles as pixel rows of one small bitmap, each row stretched over its lane by one drawImage:
-    // a canvas call (and its rasterizing) per rectangle was most of a zoomed-out frame
+    // a canvas call (and its rasterizing) per rectangle was most of a zoomed-out frame. A lane of a few rectangles
+    // (zoomed in) is filled directly: cheaper than its row, the same pixels
     const W = Math.max(1, Math.ceil(this.width - LABEL_W)), nl = t.lanes.length, bm = this.laneBitmap(t, W, nl), px = bm.px;
     const ents = this.ents;  // this frame's merged lanes of the track (null: lane not on screen)
-    let n = 0, drawn = false;
+    let n = 0, bitmap = false;
     for (let l = 0; l < nl; l++) {
       const ly = y + TRACK_PAD + l * LH;
       ents[l] = null;
       if (ly + LH < HEADER_H || ly > this.height) continue;
       const e = ents[l] = this.laneCache.get(t, l, t.lanes[l], t0, t1, k), rects = e.rects, off = shift(e, t0);
-      const base = l * W;
-      px.fill(0, base, base + W);
+      const base = l * W, few = rects.n <= FEW_RECTS;
+      if (!few) px.fill(0, base, base + W);
       // matches of a search (or the highlighted name) painted last: where rectangles share a pixel, they show
       for (let pass = mask ? 0 : 1; pass < 2; pass++) {
         for (let q = 0; q < rects.n; q++) {
@@ -130,20 +131,24 @@ export class Renderer {
           // whole pixels, at least one wide (as fillRect at rounded x did)
           const a = Math.round(x0), b = Math.max(Math.round(x1), a + 1);
           if (b <= 0 || a >= W) continue;
-          px.fill(PIXELS[slots[id] + (dim ? N_SLOTS : 0)], base + Math.max(a, 0), base + Math.min(b, W));
+          const c = slots[id] + (dim ? N_SLOTS : 0);
+          if (few) { g.fillStyle = c < N_SLOTS ? COLORS[c] : DIM_COLORS[c - N_SLOTS]; g.fillRect(LABEL_W + Math.max(a, 0), ly, Math.min(b, W) - Math.max(a, 0), LH - 1); }
+          else px.fill(PIXELS[c], base + Math.max(a, 0), base + Math.min(b, W));
           n++;
         }
       }
-      drawn = true;
+      bitmap ||= !few;
+      this.fewOf[l] = few;
     }
-    if (!drawn) return 0;
-    bm.g.putImageData(bm.img, 0, 0);
+    if (bitmap) bm.g.putImageData(bm.img, 0, 0);
     for (let l = 0; l < nl; l++) {
       const e = ents[l], ly = y + TRACK_PAD + l * LH;
       if (!e) continue;
-      g.imageSmoothingEnabled = false;  // stretched as whole pixels; label bitmaps are drawn smoothed as before
-      g.drawImage(bm.canvas, 0, l, W, 1, LABEL_W, ly, W, LH - 1);
-      g.imageSmoothingEnabled = true;
+      if (!this.fewOf[l]) {
+        g.imageSmoothingEnabled = false;  // stretched as whole pixels; label bitmaps are drawn smoothed as before
+        g.drawImage(bm.canvas, 0, l, W, 1, LABEL_W, ly, W, LH - 1);
+        g.imageSmoothingEnabled = true;
+      }
       // labels over the rectangles: one fillStyle, fewer state changes
       const rects = e.rects, off = LABEL_W + shift(e, t0);
       g.fillStyle = THEME.spanText;
