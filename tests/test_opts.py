@@ -161,12 +161,13 @@ def test_the_trace_shows_only_the_winning_plan(fresh_choices):
   assert len([n for n in opt if n.startswith("opt: upcast")]) == 1 and opt[-1] == "opt: vectorized", names
 
 def test_the_chosen_plan_is_remembered_across_processes(tmp_path):
-  """A second process with the same kernels builds only the plan the first one chose, and renders the same code."""
+  """A second process with the same kernels builds only the plan the first one chose, and renders the same code (the
+  program cache, which would skip the plan altogether, off)."""
   import os, subprocess, sys
   code = ("import json; from tinygrad import Tensor; from tinygrad.codegen import opts; from tinygrad.engine import realize as R; "
           "a, b = Tensor.rand(64, 96), Tensor.rand(96, 48); (a @ b).realize(); ((a @ b).relu().sum(1)).realize(); "
           "print(json.dumps([opts.stats, sorted(p.src for p in R._programs.values())]))")
-  env = {**os.environ, "TINYVIZ_CACHE": str(tmp_path), "DEV": "CPU"}
+  env = {**os.environ, "TINYVIZ_CACHE": str(tmp_path), "DEV": "CPU", "PROGRAM_CACHE": "0"}
   runs = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.splitlines()[-1]) for _ in range(2)]
   (first, src1), (second, src2) = runs
   assert first["searched"] >= 1 and first["remembered"] == 0

@@ -11,6 +11,7 @@ from tinygrad.uop.ops import UOp, Ops, track_context
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts
 from tinygrad.codegen.linearize import Program, linearize
+from tinygrad.codegen import program_cache
 from tinygrad.engine.schedule import ScheduleItem, kernel_params
 from tinygrad.device import Device, Buffer, buffers, HostQueue, host_queue
 from tinygrad import tracing
@@ -52,6 +53,10 @@ def get_program(ast: UOp, device: str) -> Program:
   name = _unique_name(kernel_name(ast), ast)
   st = perf_ns()
   renderer = Device.renderer(device)  # the device itself opens only to compile: CUDA source renders without a GPU
+  cached, disk_key = _cached_program(ast, name, kind, renderer)
+  if cached is not None:
+    progs[key] = cached
+    return cached
   with track_context("kernel", name) as tc:
     tried: list[dict] = []
     sink, granges = apply_opts(*lower_kernel(ast), vector=getattr(renderer, "vector_floats", 0) if kind == "CPU" else 0, max_upcast=renderer.max_upcast, tried=tried)
@@ -74,7 +79,21 @@ def get_program(ast: UOp, device: str) -> Program:
   if DEBUG >= 4: print(p.src)
   p.axis_kinds = kernel_axis_kinds(ast)
   progs[key] = p
+  if disk_key is not None: program_cache.store(disk_key, p)
   return p
+
+def _cached_program(ast: UOp, name: str, kind: str, renderer: Any) -> tuple[Program | None, str | None]:
+  """The program an earlier process made for this kernel (codegen/program_cache.py), and the key it is kept under on
+  disk. Only a CPU kernel's, only while nothing is traced (the trace records how each kernel is made) and with the
+  optimizer on; otherwise (None, None): nothing is read or stored."""
+  if kind != "CPU" or NOOPT or not program_cache.ENABLED or tracing.tracer is not None: return None, None
+  settings = (renderer.vector_floats, renderer.max_upcast, renderer.parallel_threshold, renderer.parallel_stream_bytes, getenv("NOVEC", 0))
+  if (disk_key := program_cache.program_key(ast, name, settings)) is None or (d := program_cache.load(disk_key)) is None: return None, disk_key
+  params = sorted([u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0])
+  p = Program(name, [], {}, params, tuple(d["global_size"]), tuple(d["reduce_size"]), d["flops"], d["mem_bytes"], d["src"], d["parallel"])
+  if DEBUG >= 4: print(p.src)
+  p.axis_kinds = kernel_axis_kinds(ast)
+  return p, disk_key
 
 def is_new(ast: UOp, device: str) -> bool:
   """Whether get_program would build this kernel now (its program isn't made yet)."""
@@ -135,9 +154,12 @@ def run_schedule(items: list[ScheduleItem]) -> None:
   bar = _compile_bar(len({(device_kind(bufs[0].device), ast) for _, ast, bufs in kernels if ast is not None and is_new(ast, bufs[0].device)}))
   for it, ast, bufs in kernels:
     if ast is None: prepared.append((it, None, [])); continue
-    new = bar is not None and is_new(ast, bufs[0].device)
-    prepared.append((it, get_program(ast, bufs[0].device), bufs))
-    if new: bar.update(1)  # type: ignore[union-attr]
+    new = is_new(ast, bufs[0].device)
+    prepared.append((it, prog := get_program(ast, bufs[0].device), bufs))
+    if new:
+      # its compiler may start now, while the rest of the schedule's kernels are generated (ops_cpu: CPUDevice.compile_soon)
+      if (soon := getattr(Device[bufs[0].device], "compile_soon", None)) is not None: soon(prog)
+      if bar is not None: bar.update(1)
   # one compiler call per device kind for everything new in this schedule
   by_dev: dict[str, list[Program]] = {}
   for it, p, bufs in prepared:

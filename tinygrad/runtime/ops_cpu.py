@@ -1,8 +1,8 @@
 """The CPU device: C source compiled by the system C compiler into a shared library (cached on disk by source hash),
 loaded with ctypes. The new kernels of a schedule are built by a few compiler calls running side by side."""
 from __future__ import annotations
-import ctypes, functools, hashlib, os, pathlib, shutil, subprocess, tempfile, time
-from typing import Callable
+import atexit, ctypes, functools, hashlib, os, pathlib, re, shutil, subprocess, tempfile, time
+from typing import Any, Callable
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer, PRELUDE
 from tinygrad.device import Buffer
@@ -26,6 +26,9 @@ CFLAGS = ["-O2", "-march=native", "-fPIC", "-shared", "-fopenmp", "-fwrapv", "-f
 # compiler processes for one schedule's new kernels: CPU_COMPILE_JOBS, else one per core this process may use
 COMPILE_JOBS = max(0, getenv("CPU_COMPILE_JOBS", 0)) or len(os.sched_getaffinity(0))
 MIN_KERNELS_PER_LIB = 4
+# source per library started while a schedule's codegen goes on (CPUDevice.compile_soon): a compiler start costs about
+# 40 ms, a kernel of 1-10 KB 50-250 ms to compile
+EARLY_CHARS = 24000
 
 class CompileError(RuntimeError): pass
 
@@ -47,32 +50,77 @@ def _sweep_stale_tmp(age_s: float = 600) -> None:
       if now - p.stat().st_mtime > age_s: p.unlink()
     except OSError: pass
 
+class Build:
+  """One compiler process building one library from C source, started now, or nothing when the library is cached on
+  disk (under the hash of compiler, flags and source). wait() returns the library's path."""
+  def __init__(self, cc: str, src: str):
+    self.cc, self.src, self.out = cc, src, _lib_path(cc, src)
+    self.proc: subprocess.Popen | None = None
+    self.tmp: str | None = None
+    self.err: Any = None
+    if self.out.exists(): return
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    _sweep_stale_tmp()
+    with tempfile.NamedTemporaryFile(dir=CACHE_DIR, suffix=".so.tmp", delete=False) as tmp: self.tmp = tmp.name
+    # errors to a file, not a pipe: a compiler with a full pipe would wait for a reader that waits for other compilers
+    self.err = tempfile.TemporaryFile()
+    try:
+      with tempfile.TemporaryFile() as f:  # the source through a file: a pipe's writer would wait for each reader in turn
+        f.write(src.encode()); f.seek(0)
+        self.proc = subprocess.Popen([cc, *CFLAGS, "-x", "c", "-", "-o", self.tmp, "-lm"], stdin=f, stdout=subprocess.DEVNULL, stderr=self.err)
+    except BaseException: self.close(); raise
+    _running.add(self)
+  def done(self) -> bool: return self.proc is None or self.proc.poll() is not None
+  def wait(self) -> pathlib.Path:
+    if self.proc is None: return self.out
+    try:
+      if self.proc.wait() != 0:
+        self.err.seek(0)
+        raise CompileError(compile_error_message(self.cc, self.err.read().decode(errors="replace"), self.src))
+      os.replace(self.tmp, self.out)  # atomic: a parallel process never loads half a library
+    finally: self.close()
+    self.proc = None
+    return self.out
+  def close(self) -> None:
+    """Stops the compiler if it still runs and removes its temp files (a failed or abandoned build)."""
+    if self.proc is not None and self.proc.poll() is None: self.proc.kill(); self.proc.wait()
+    if self.tmp is not None and os.path.exists(self.tmp): os.unlink(self.tmp)
+    if self.err is not None: self.err.close()
+    _running.discard(self)
+
+_running: set[Build] = set()
+atexit.register(lambda: [b.close() for b in list(_running)])  # a script that ends (or fails) mid-compile leaves no temp files
+
+def compile_error_message(cc: str, err: str, src: str) -> str:
+  """The compiler's error, naming the kernels its messages point into (a library holds several) and showing their
+  source (the whole library's when no message names a line)."""
+  lines = src.splitlines()
+  starts = [(i + 1, m.group(1)) for i, l in enumerate(lines) if (m := re.match(r"(?:static\s+)?void\s+(\w+)\(", l))]
+  bad = dict.fromkeys(next((n for st, n in reversed(starts) if st <= int(ln)), None) for ln in re.findall(r"<stdin>:(\d+):\d*:?\s*(?:fatal )?error", err))
+  names = [n for n in bad if n is not None]
+  if not names: return f"{cc} failed to compile a kernel:\n{err}\n--- source ---\n{src}"
+  own = [l for st, n in starts if n in names for l in _function_lines(lines, st)]
+  return f"{cc} failed to compile kernel{'s' if len(names) > 1 else ''} {', '.join(names)}:\n{err}\n--- source ---\n" + "\n".join(own)
+
+def _function_lines(lines: list[str], start: int) -> list[str]:
+  """The lines of the function that opens on line start (1-based): up to the next line that is only a closing brace."""
+  out = []
+  for l in lines[start - 1:]:
+    out.append(l)
+    if l == "}": break
+  return out
+
 def compile_many(srcs: list[str]) -> list[pathlib.Path]:
   """Compile each C source to a shared library, the compilers running side by side; libraries are cached on disk
   under the hash of source and flags."""
   cc = find_compiler()
-  outs = [_lib_path(cc, src) for src in srcs]
-  todo = [(src, out) for src, out in dict(zip(srcs, outs)).items() if not out.exists()]
-  if not todo: return outs
-  CACHE_DIR.mkdir(parents=True, exist_ok=True)
-  _sweep_stale_tmp()
-  running = []
+  builds: dict[str, Build] = {}
   try:
-    for src, out in todo:
-      with tempfile.NamedTemporaryFile(dir=CACHE_DIR, suffix=".so.tmp", delete=False) as tmp: tmp_path = tmp.name
-      with tempfile.TemporaryFile() as f:  # the source through a file: a pipe's writer would wait for each reader in turn
-        f.write(src.encode()); f.seek(0)
-        proc = subprocess.Popen([cc, *CFLAGS, "-x", "c", "-", "-o", tmp_path, "-lm"], stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-      running.append((proc, src, out, tmp_path))
-    for proc, src, out, tmp_path in running:
-      _, err = proc.communicate()
-      if proc.returncode != 0: raise CompileError(f"{cc} failed to compile a kernel:\n{err.decode(errors='replace')}\n--- source ---\n{src}")
-      os.replace(tmp_path, out)  # atomic: a parallel process never loads half a library
+    for src in srcs:
+      if src not in builds: builds[src] = Build(cc, src)
+    return [builds[src].wait() for src in srcs]
   finally:
-    for proc, _, _, tmp_path in running:
-      if proc.poll() is None: proc.kill(); proc.wait()
-      if os.path.exists(tmp_path): os.unlink(tmp_path)
-  return outs
+    for b in builds.values(): b.close()
 
 def compile_c(src: str) -> pathlib.Path:
   """Compile C source to a shared library (cached on disk)."""
@@ -114,17 +162,49 @@ class CPURenderer(CStyleRenderer):
 class CPUDevice:
   renderer = CPURenderer()
   graph = None  # no graph runner: a TinyJit replay calls the compiled kernels directly (engine/jit.py)
-  graph = None  # no graph runner: a TinyJit replay calls the compiled kernels directly (engine/jit.py)
-  def __init__(self, name: str): self.name = name
+  def __init__(self, name: str):
+    self.name = name
+    self._queued: list[Program] = []  # handed to compile_soon, not in a library being built yet
+    self._early: list[tuple[list[str], Build | None]] = []  # libraries closed while codegen went on (None: not started yet)
+  def compile_soon(self, p: Program) -> None:
+    """A new program of the schedule being prepared: its library's compiler starts while the schedule's other kernels
+    are still generated (Python on one core, the compiler on the other). A library is closed once it holds EARLY_CHARS
+    of source (a kernel that long has one to itself), so which kernels share one depends only on the kernels and their
+    order: the next process builds the same libraries and finds them on disk. compile() waits for them."""
+    if getattr(p, "fxn", None) is not None or any(q.src == p.src for q in self._queued): return
+    if len(p.src) >= EARLY_CHARS: self._early.append(([p.src], None))
+    else:
+      self._queued.append(p)
+      if sum(len(q.src) for q in self._queued) < EARLY_CHARS: return
+      self._early.append((list(dict.fromkeys(q.src for q in self._queued)), None))
+      self._queued = []
+    self._start_early(COMPILE_JOBS)
+  def _start_early(self, jobs: int) -> None:
+    """Start the closed libraries not started yet, while fewer than jobs of them are building."""
+    cc = None
+    for i, (srcs, b) in enumerate(self._early):
+      if sum(x is not None and not x.done() for _, x in self._early) >= jobs: return
+      if b is None: self._early[i] = (srcs, Build(cc := cc or find_compiler(), PRELUDE + "\n\n".join(srcs)))
   def compile(self, progs: list[Program]) -> float:
-    """Compile and bind every program not yet compiled, in a few libraries built side by side (one compiler call per
-    core); returns the compile time in seconds."""
+    """Compile and bind every program not yet compiled: the libraries compile_soon started, and the rest in a few
+    libraries built side by side (one compiler call per core); returns the compile time in seconds."""
     todo = [p for p in progs if getattr(p, "fxn", None) is None]
-    if not todo: return 0.0
+    if not todo and not self._early: return 0.0
     st = time.perf_counter()
-    chunks = split_sources(list(dict.fromkeys(p.src for p in todo)), COMPILE_JOBS)
-    libs = [ctypes.CDLL(str(path)) for path in compile_many([PRELUDE + "\n\n".join(c) for c in chunks])]
-    lib_of = {src: lib for c, lib in zip(chunks, libs) for src in c}
+    early, self._early, self._queued = self._early, [], []
+    try:
+      for i, (srcs, b) in enumerate(early):  # all of them now: the compilers run while the rest's compile below does
+        if b is None: early[i] = (srcs, Build(find_compiler(), PRELUDE + "\n\n".join(srcs)))
+      in_early = {src for srcs, _ in early for src in srcs}
+      chunks = split_sources([s for s in dict.fromkeys(p.src for p in todo) if s not in in_early], COMPILE_JOBS) if any(p.src not in in_early for p in todo) else []
+      libs = [ctypes.CDLL(str(path)) for path in compile_many([PRELUDE + "\n\n".join(c) for c in chunks])] if chunks else []
+      lib_of = {src: lib for c, lib in zip(chunks, libs) for src in c}
+      for srcs, b in early:
+        lib = ctypes.CDLL(str(b.wait()))  # type: ignore[union-attr]
+        lib_of.update((src, lib) for src in srcs)
+    finally:
+      for _, b in early:
+        if b is not None: b.close()
     for p in todo:
       fxn = getattr(lib_of[p.src], p.name)
       fxn.argtypes, fxn.restype = [ctypes.c_void_p] * len(p.params), None

@@ -1,0 +1,101 @@
+"""A script's first run and its next ones: the kernels' programs and libraries are found on disk by the next process
+(codegen/program_cache.py, runtime/ops_cpu.py), libraries start compiling while the schedule's other kernels are still
+generated, and a compiler error still names its kernel."""
+import json, os, pathlib, subprocess, sys
+import numpy as np, pytest
+from tinygrad import Tensor
+from tinygrad.runtime import ops_cpu
+from tinygrad.renderer.cstyle import PRELUDE
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(not ops_cpu.compiler_works(), reason="no working C compiler")
+
+# a matmul, a reduction after it and an elementwise kernel, checked against numpy in the child
+SCRIPT = """
+import json, numpy as np
+from tinygrad import Tensor
+from tinygrad.codegen import opts, program_cache
+from tinygrad.engine import realize as R
+from tinygrad.runtime import ops_cpu
+builds = []
+real = ops_cpu.Build.__init__
+def init(self, cc, src): builds.append(src.count("void ")); real(self, cc, src)
+ops_cpu.Build.__init__ = init
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((40, 56)).astype(np.float32), rng.standard_normal((56, 24)).astype(np.float32)
+ta, tb = Tensor(a), Tensor(b)
+out = ((ta @ tb).relu().sum(1) * 2 + 1).numpy()
+np.testing.assert_allclose(out, np.maximum(a @ b, 0).sum(1) * 2 + 1, rtol=1e-4, atol=1e-4)
+e = (ta.exp() - 1).numpy()
+np.testing.assert_allclose(e, np.exp(a) - 1, rtol=1e-5, atol=1e-6)
+print(json.dumps({"opts": opts.stats, "programs": program_cache.stats, "builds": builds, "src": sorted(p.src for p in R._programs.values())}))
+"""
+
+def run(cache: pathlib.Path, **env) -> dict:
+  e = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG", "PROGRAM_CACHE")}
+  res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                       env={**e, "TINYVIZ_CACHE": str(cache), "DEV": "CPU", **env})
+  assert res.returncode == 0, res.stderr[-3000:]
+  return json.loads(res.stdout.splitlines()[-1])
+
+def test_a_second_process_makes_no_program_and_builds_no_library(tmp_path):
+  first = run(tmp_path)
+  libs = {p: p.stat().st_mtime_ns for p in (tmp_path / "cpu").glob("*.so")}
+  second = run(tmp_path)
+  assert first["opts"]["searched"] >= 1 and first["programs"]["stored"] >= 3 and first["programs"]["hits"] == 0
+  # no plan searched or even built, every program from disk, the same C source, and the same libraries (not rebuilt)
+  assert second["opts"] == {"searched": 0, "remembered": 0} and second["programs"]["hits"] == first["programs"]["stored"]
+  assert second["src"] == first["src"]
+  assert {p: p.stat().st_mtime_ns for p in (tmp_path / "cpu").glob("*.so")} == libs
+
+def test_program_cache_off_plans_again(tmp_path):
+  run(tmp_path)
+  again = run(tmp_path, PROGRAM_CACHE="0")
+  assert again["programs"]["hits"] == 0 and again["opts"]["remembered"] >= 1  # the plan cache still answers
+
+def test_a_changed_engine_makes_its_programs_again(tmp_path, monkeypatch):
+  """The key holds a hash of the engine's source: a program made by other code is not reused."""
+  from tinygrad.codegen import program_cache
+  from tinygrad.uop.ops import UOp, Ops
+  ast = UOp(Ops.SINK, src=())
+  k1 = program_cache.program_key(ast, "E_1", (8,))
+  monkeypatch.setattr(program_cache, "engine_hash", lambda: "other")
+  assert program_cache.program_key(ast, "E_1", (8,)) != k1
+
+def test_libraries_start_while_the_schedule_is_generated(tmp_path):
+  """With a tiny EARLY_CHARS every new kernel's library starts as soon as it is rendered (one kernel each), and every
+  kernel still runs right; the next process finds those same libraries on disk."""
+  code = "import tinygrad.runtime.ops_cpu as C; C.EARLY_CHARS = 1\n" + SCRIPT
+  def go():
+    e = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                         env={**e, "TINYVIZ_CACHE": str(tmp_path), "DEV": "CPU", "PROGRAM_CACHE": "0"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.splitlines()[-1])
+  first = go()
+  assert len(first["builds"]) >= 3 and set(first["builds"]) == {1}
+  libs = set((tmp_path / "cpu").glob("*.so"))
+  go()
+  assert set((tmp_path / "cpu").glob("*.so")) == libs
+
+def test_a_compile_error_names_its_kernel(tmp_path, monkeypatch):
+  """A library holds several kernels: the error names the one that failed and shows its source, not the others'."""
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  good = "void E_4(float* restrict data0) {\n  data0[0] = 1.0f;\n}"
+  bad = "void r_8_3(float* restrict data0) {\n  data0[0] = undefined_name;\n}"
+  with pytest.raises(ops_cpu.CompileError, match=r"failed to compile kernel r_8_3:") as e:
+    ops_cpu.compile_many([PRELUDE + good + "\n\n" + bad])
+  msg = str(e.value)
+  assert "undefined_name" in msg and "E_4" not in msg.split("--- source ---")[1]
+  assert not list(tmp_path.glob("*.tmp"))  # the failed build left nothing behind
+
+def test_early_library_error_reaches_the_user(tmp_path, monkeypatch):
+  """A library started early (compile_soon) that fails raises at compile(), naming the kernel."""
+  from tinygrad.codegen.linearize import Program
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  monkeypatch.setattr(ops_cpu, "EARLY_CHARS", 1)
+  dev = ops_cpu.CPUDevice("CPU")
+  p = Program("r_9_9", [], {}, [], (1,), (), 0, 0, src="void r_9_9(float* restrict data0) {\n  data0[0] = nope;\n}")
+  dev.compile_soon(p)
+  with pytest.raises(ops_cpu.CompileError, match="failed to compile kernel r_9_9:"): dev.compile([p])
+  assert not list(tmp_path.glob("*.tmp"))
