@@ -24,6 +24,7 @@ def is_pickle(head: bytes) -> bool:
   """A pickle of protocol 2-5 starts with PROTO n (tinygrad writes 4 or 5); our traces and JSON never start with 0x80."""
   return len(head) >= 2 and head[0] == 0x80 and head[1] in PICKLE_PROTOCOLS
 
+_STDLIB = re.compile(r"/lib/python\d+\.\d+/(?!site-packages/|dist-packages/)")
 _SLOT = re.compile(r"ParamArg\(slot=(\d+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def ansistrip(s: str) -> str: return _ANSI.sub("", s)
@@ -220,7 +221,8 @@ class Importer:
     loc: tuple[str, int] = ("", 0)
     if isinstance(tb, (list, tuple)):  # the innermost frame outside tinygrad itself: the user's line that asked for this
       frames = [f for f in tb if isinstance(f, (list, tuple)) and len(f) >= 2 and isinstance(f[0], str) and isinstance(f[1], int)]
-      user = [f for f in frames if "/tinygrad/" not in f[0] and not f[0].startswith("<")]
+      # (nor Python's own modules: tinygrad's decorators run through contextlib's wrappers)
+      user = [f for f in frames if "/tinygrad/" not in f[0] and not f[0].startswith("<") and not _STDLIB.search(f[0])]
       if (pick := (user or frames)[:1]): loc = (pick[0][0], pick[0][1])
     return name, kind, loc
 

@@ -181,6 +181,9 @@ def test_schedules_as_kernels_from_tinygrads_linear(tmp_path):
   from profiler.events import Schedule
   (a,), (b,), (mm,) = [s.items for s in of(t, Schedule)]
   assert sorted(mm["reads"]) == sorted(a["writes"] + b["writes"]) and {k.id: k.name for k in of(t, Kernel)}[mm["kernel"]] == "r_64_64_64"
+  # a context's line is the script's, past tinygrad's frames and the contextlib wrapper its decorators run through
+  step = next(c for c in of(both("train"), ContextBegin) if c.name == "Schedule 4 Kernels n4")
+  assert step.loc[0].endswith("train.py") and step.loc[1] == 13
 
 def test_summary_and_chrome_export(tmp_path, capsys):
   from viz.server.cli import main

@@ -120,3 +120,39 @@ test("an input buffer read by several kernels is drawn above each reader, not on
   const mine = o.nodes.find((u) => u.copyOf === 60 && o.edges.some(([a, b]) => a === u.id && b === 61));
   assert.ok(mine, "the ADD reads the copy drawn above it");
 });
+
+// tinygrad 0.14's schedules (imported from its VIZ files) write in place: an SGD step reads weight 1 in two kernels and
+// then a third writes weight 1 again; its BUFFERs are ParamArg(slot=N) over a CONST size
+const inplace = {
+  ctx: 11,
+  items: [
+    { i: 0, kind: "kernel", ast: 70, kernel: null, reads: [1, 3], writes: [4] },
+    { i: 1, kind: "kernel", ast: 71, kernel: null, reads: [1, 4], writes: [5] },
+    { i: 2, kind: "kernel", ast: 72, kernel: null, reads: [5], writes: [1] },
+  ],
+  kernels: {},
+  uops: [U(0, "CONST", "weakint", "16"), U(1, "BUFFER", "float", "ParamArg(slot=0, dtype=dtypes.float, vmin_vmax=None", [0]),
+    U(3, "BUFFER", "float", "ParamArg(slot=34, dtype=dtypes.float", [0]), U(4, "BUFFER", "float", "ParamArg(slot=68", [0]),
+    U(5, "BUFFER", "float", "ParamArg(slot=69", [0])],
+};
+
+test("a buffer written after it was read is a new node: the graph stays acyclic and data flows one way", () => {
+  const g = buildKernelGraph(inplace), n = byId(g);
+  assert.equal(g.boxes.length, 3);
+  const v = g.nodes.find((x) => x.versionOf === 1);
+  assert.ok(v && v.id < 0 && has(g, 72, v.id), "the third kernel writes weight 1's new value");
+  assert.ok(!g.nodes.some((x) => x.src.includes(v.id)), "nothing in this schedule reads the new value");
+  assert.equal(g.boxes[2].drawnWrites[0], v.id);
+  // the old value is read by the first two kernels (an input read twice: drawn above each), never written by the third
+  assert.ok(!has(g, 72, 1) && g.nodes.filter((x) => x.copyOf === 1).length === 2);
+  // acyclic: a topological order exists
+  const indeg = new Map(g.nodes.map((x) => [x.id, 0]));
+  for (const [, b] of g.edges) indeg.set(b, indeg.get(b) + 1);
+  const q = [...indeg].filter(([, d]) => d === 0).map(([id]) => id);
+  let seen = 0;
+  while (q.length) { const a = q.pop(); seen++; for (const [x, b] of g.edges) if (x === a && indeg.set(b, indeg.get(b) - 1).get(b) === 0) q.push(b); }
+  assert.equal(seen, g.nodes.length);
+  // tinygrad's BUFFER: size from its CONST source, number from its slot
+  assert.deepEqual(bufferInfo(inplace.uops[1], new Map(inplace.uops.map((u) => [u.id, u]))), { num: 0, size: 16, dtype: "float", bytes: 64, device: "" });
+  assert.equal(n.get(4).lines[0], "float[16] · 64 B");
+});

@@ -25,10 +25,13 @@ export function fmtCount(n) {
 
 /** A BUFFER node's {num, size (elements), dtype, bytes, device} (its arg is "(number, size)"). */
 export function bufferInfo(u, byId) {
-  const m = /^\((\d+),\s*(\d+)/.exec(u.arg ?? "");
-  const dtype = shortDtype(u.dtype), size = m ? Number(m[2]) : 0;
-  const dev = byId?.get(u.src?.[0]);
-  return { num: m ? Number(m[1]) : null, size, dtype, bytes: size * (ITEMSIZE[dtype] ?? 4), device: dev ? String(dev.arg).replace(/^'|'$/g, "") : "" };
+  // ours: arg "(number, size)", src [DEVICE]; tinygrad 0.14's: arg "ParamArg(slot=N, ...)", src [CONST size]
+  const m = /^\((\d+),\s*(\d+)/.exec(u.arg ?? ""), slot = /^ParamArg\(slot=(\d+)/.exec(u.arg ?? "");
+  const src0 = byId?.get(u.src?.[0]);
+  const size = m ? Number(m[2]) : src0?.op === "CONST" && /^\d+$/.test(src0.arg) ? Number(src0.arg) : 0;
+  const dtype = shortDtype(u.dtype);
+  const device = src0?.op === "DEVICE" ? String(src0.arg).replace(/^'|'$/g, "") : "";
+  return { num: m ? Number(m[1]) : slot ? Number(slot[1]) : null, size, dtype, bytes: size * (ITEMSIZE[dtype] ?? 4), device };
 }
 
 /** A kernel's name as coloured parts [{text, color}] for a canvas (the colours of kernelname.js, as DEBUG=2 has them). */
@@ -55,30 +58,46 @@ export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" 
     const u = byId.get(id) ?? { id, op: "BUFFER", dtype: "", arg: "", src: [] };
     buffers.set(id, bufferInfo(u, byId));
   };
+  // a write to a buffer an earlier item (or this one) already read or wrote is a new value of it: its own node (a
+  // negative id, `versionOf`), which later readers read; one node for both would make a cycle (tinygrad's assigns
+  // write the BUFFER they read; our engine gives the new value its own BUFFER UOp already)
+  const current = new Map(), touched = new Set(), versions = [];  // [node id, buffer id]
+  let fresh = -1;
   for (const it of sched.items ?? []) {
     const k = it.kernel !== null && it.kernel !== undefined ? kernels[it.kernel] ?? null : null;
     const name = it.kind === "copy" ? "copy" : k?.name ?? `kernel ${it.i + 1}`;
     const open = it.kind === "kernel" && expanded.has(it.ast) && byId.has(it.ast);
-    const box = { id: it.ast, i: it.i, kind: it.kind, name, kernel: k, reads: it.reads, writes: it.writes, expanded: open };
+    const readAt = new Map(it.reads.map((b) => [b, current.get(b) ?? b]));
+    for (const b of it.reads) touched.add(b);
+    const writeAt = new Map(it.writes.map((b) => {
+      if (!touched.has(b)) { touched.add(b); return [b, b]; }
+      const v = fresh--;
+      versions.push([v, b]);
+      current.set(b, v);
+      return [b, v];
+    }));
+    const box = { id: it.ast, i: it.i, kind: it.kind, name, kernel: k, reads: it.reads, writes: it.writes, expanded: open, readAt, writeAt };
     boxes.push(box);
     for (const b of [...it.reads, ...it.writes]) bufferNode(b);
-    for (const b of it.writes) writer.set(b, it.ast);
+    for (const v of writeAt.values()) writer.set(v, it.ast);
   }
+  const versionOf = new Map(versions);
   const readers = new Map();
-  for (const box of boxes) for (const b of new Set(box.reads)) readers.set(b, (readers.get(b) ?? 0) + 1);
+  for (const box of boxes) for (const b of new Set(box.readAt.values())) readers.set(b, (readers.get(b) ?? 0) + 1);
   const copies = [];  // [copy id, buffer id]
   for (const box of boxes) {
     keep.add(box.id);
     // this reader's own copy of each shared input buffer
     const mine = new Map();
-    for (const b of new Set(box.reads)) {
-      if (writer.has(b) || readers.get(b) < 2) continue;
-      const c = -(copies.length + 1);
+    for (const [raw, b] of box.readAt) {
+      if (writer.has(b) || readers.get(b) < 2) { mine.set(raw, b); continue; }
+      const c = fresh--;
       copies.push([c, b]);
-      mine.set(b, c);
+      mine.set(raw, c);
     }
     const at = (s) => mine.get(s) ?? s;
     box.drawnReads = box.reads.map(at);  // the nodes its reads are drawn as (its own copy of a shared input)
+    box.drawnWrites = box.writes.map((b) => box.writeAt.get(b));  // and its writes (a new value of a buffer read before)
     if (!box.expanded) { nodes.push({ id: box.id, op: box.kind === "copy" ? "COPY" : "KERNEL", dtype: "", arg: "", src: box.reads.map(at), box }); continue; }
     // the kernel's own UOps, from its SINK down to the buffers (kept as the shared buffer nodes); the STOREs no longer
     // point at the buffer they write: the buffer's edge comes from the box (the SINK), so data flows one way
@@ -94,12 +113,17 @@ export function buildKernelGraph(sched, { expanded = new Set(), hubs = "inline" 
       for (const s of src) stack.push(s);
     }
   }
-  const copied = new Set(copies.map(([, b]) => b));
+  const copied = new Set(copies.map(([, b]) => b)), drawn = new Set(boxes.flatMap((b) => [...b.readAt.values(), ...b.writeAt.values()]));
   for (const [id, info] of buffers) {
-    if (copied.has(id)) continue;
+    if (copied.has(id) || !drawn.has(id)) continue;  // (not drawn: only its copies or new values are)
     keep.add(id);
     const u = byId.get(id) ?? { id, op: "BUFFER", dtype: "", arg: "" };
     nodes.push({ ...u, src: writer.has(id) ? [writer.get(id)] : [], buffer: info });
+  }
+  for (const [v, b] of versionOf) {
+    keep.add(v);
+    const u = byId.get(b) ?? { op: "BUFFER", dtype: "", arg: "" };
+    nodes.push({ ...u, id: v, src: [writer.get(v)], buffer: buffers.get(b), versionOf: b });
   }
   for (const [c, b] of copies) {
     keep.add(c);

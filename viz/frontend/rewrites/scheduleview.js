@@ -116,14 +116,15 @@ export class ScheduleView {
           ${k.local_size?.length ? `<tr><td>local</td><td>${esc(k.local_size.join("×"))}</td></tr>` : ""}
           <tr><td>FLOPs</td><td>${fmtCount(k.flops)}</td></tr><tr><td>bytes</td><td>${fmtBytes(k.bytes)}</td></tr>` : ""}
           <tr><td>reads</td><td>${(b.drawnReads ?? b.reads).map(link).join(" ") || "—"}</td></tr>
-          <tr><td>writes</td><td>${b.writes.map(link).join(" ") || "—"}</td></tr>
+          <tr><td>writes</td><td>${(b.drawnWrites ?? b.writes).map(link).join(" ") || "—"}</td></tr>
         </table>
         ${b.kind === "kernel" ? `<button class="small" data-kbox="${b.id}">${b.expanded ? "fold its UOps" : "show its UOps here"}</button> ` : ""}
         ${k && k.ctx !== null && k.ctx >= 0 ? `<button class="small" data-kctx="${k.ctx}" data-kid="${k.id}">open its codegen</button>` : ""}`;
     }
     if (u.buffer) {
       const f = u.buffer;
-      return `<h3>#${u.copyOf ?? u.id} <span class="opname">BUFFER</span>${u.copyOf !== undefined ? ' <span class="muted">(an input, drawn above each kernel that reads it)</span>' : ""}</h3>
+      const note = u.copyOf !== undefined ? "an input, drawn above each kernel that reads it" : u.versionOf !== undefined ? "its new value: written after it was read" : "";
+      return `<h3>#${u.copyOf ?? u.versionOf ?? u.id} <span class="opname">BUFFER</span>${note ? ` <span class="muted">(${note})</span>` : ""}</h3>
         <table class="fields mono"><tr><td>dtype</td><td>${esc(f.dtype)}</td></tr><tr><td>size</td><td>${f.size} (${fmtBytes(f.bytes)})</td></tr>
         <tr><td>device</td><td>${esc(f.device)}</td></tr><tr><td>buffer</td><td>${f.num ?? "?"}</td></tr></table>`;
     }
