@@ -20,6 +20,7 @@ def _cases():
   a, b, bt, c, m = T(32, 48), T(48, 40), T(40, 48), T(40), T(32, 40)
   x, w, g, g4 = T(4, 3, 8, 8), T(16, 3, 3, 3), T(4, 16, 8, 8), T(4, 16, 4, 4)
   a6, b96, a12, bt64, w32 = T(6, 40), T(40, 96), T(12, 40), T(64, 40), T(32, 3, 3, 3)
+  a26, b1024 = T(26, 272), T(272, 1024)  # B bigger than L2 (1.1 MiB), its rows 4 KiB apart: the packed 6-row tile
   xp = Tensor(np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))).realize()
   return {
     "matmul": (lambda: a @ b, lambda: a.numpy() @ b.numpy()),
@@ -31,6 +32,8 @@ def _cases():
     # are all upcast (6x2 vectors), 12 rows by 4 (the 8 of an 8x2 tile doesn't divide them)
     "matmul, 6 rows by 96 columns": (lambda: a6 @ b96, lambda: a6.numpy() @ b96.numpy()),
     "matmul, 12 rows, transposed operand": (lambda: a12 @ bt64.T, lambda: a12.numpy() @ bt64.numpy().T),
+    # 26 rows: 4 tiles of 6 and a last one whose copies past row 25 compute row 25 again; B's column panel packed
+    "matmul, 26 rows by 1024 columns, B packed": (lambda: a26 @ b1024, lambda: a26.numpy() @ b1024.numpy()),
     "conv with 32 output channels": (lambda: (x.pad((1, 1, 1, 1))._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * w32.reshape(1, 32, 3, 1, 1, 3, 3)).sum((2, 5, 6)),
                                      lambda: _np_conv(x.numpy(), w32.numpy())),
     "conv weight gradient": (lambda: (xp._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * g.reshape(4, 16, 1, 8, 8, 1, 1)).sum((0, 3, 4)),
@@ -64,6 +67,7 @@ CASES = _cases()
 # kernels whose output dim fits two vectors (32 columns or channels): the wide tile must build
 WIDE = {"matmul", "matmul with a transposed operand", "matmul, 6 rows by 96 columns", "matmul, 12 rows, transposed operand", "conv with 32 output channels"}
 # kernels with a select or a max after (or as) the reduction that must still get lanes along an output dim
+PACKED = {"matmul, 26 rows by 1024 columns, B packed"}  # the 6-row tile must build, with B's panel packed
 OUTPUT_LANES = {"matmul with bias and relu", "relu mask of a matmul", "matmul, maximum with a row", "matmul masked below the diagonal", "max over a middle axis"}
 
 @pytest.fixture
@@ -98,11 +102,13 @@ def test_every_plan_matches_numpy(case, lanes):
     dev.run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
     got = np.frombuffer(out.copyout(), dtype=np.float32).reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=f"plan {name!r}:\n{p.src}")
+    if "6-row" in name: assert "local0[" in p.src and p.src.count("for (int ridx") == 2, p.src  # the packing loop, then the tile's
     ran += 1
     built.append(name)
   assert ran >= (1 if "non-vector" in case else 2)
   if case in OUTPUT_LANES: assert any("output dim" in n for n in built), built
   if case in WIDE: assert any("wide tile" in n for n in built), built
+  if case in PACKED: assert any("6-row tile" in n for n in built), built
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices):
@@ -126,6 +132,13 @@ def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices
     assert asm.count("ps\t") > 16 and "%ymm" in asm and ("vfmadd" in asm or "vmulps" in asm), asm
   else:  # lanes along the output's columns: a wide tile, 8 rows x 2 vectors
     assert s.count(f"floatx{W} acc") == 16 and s.split("for (int ridx0")[1].count("__builtin_memcpy(&val") == 2, s
+  # a matmul whose B is bigger than L2 with rows a page apart: 6 rows x 2 vectors (12 accumulators: no spills on AVX2's
+  # 16 registers) reading B's column panel packed into a scratch array; the same numbers as numpy
+  if W == 8:
+    x, y = T(1024, 1024), T(1024, 1024)
+    s = src(x @ y)
+    assert "local0[16384]" in s and s.count("floatx8 acc") == 12, s
+    np.testing.assert_allclose((x @ y).numpy(), x.numpy() @ y.numpy(), rtol=1e-3, atol=1e-3)
   # a convolution through Tensor.conv2d reads its padded input as whole vectors, no per-element bounds checks
   x, w = T(8, 8, 8, 8), T(16, 8, 3, 3)
   s = src(x.conv2d(w, padding=1))  # the last kernel of its schedule is the convolution

@@ -68,3 +68,40 @@ def slp_lanes(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], lanes: 
     elif u.op is Ops.REDUCE and (u.arg not in (Ops.ADD, Ops.MAX) or u.dtype != dtypes.float32): return 1
     elif u.dtype == dtypes.float32 and u.op not in SLP_OPS | {Ops.LOAD, Ops.REDUCE, Ops.CONST, Ops.DEFINE_GLOBAL}: return 1
   return lanes
+
+# Two costs loop_cost leaves out, both read in the assembly and timed on a Zen 2 core (docs/performance.md):
+# - a load that each step of the reduction moves by a page or more (a matmul's B read in place: 4 KiB per step of k)
+#   misses L1 (every step the same L1 set, and the prefetcher stops at page boundaries): PAGE_STRIDE_COST more ops
+#   each. Packed into a contiguous panel (codegen/pack.py), a 6 x 16 tile ran 47 -> 24 ms at 1024
+# - more vector values live in the loop than the machine has vector registers: each one over is spilled to the
+#   stack and read back every step (SPILL_COST ops)
+PAGE_FLOATS, PAGE_STRIDE_COST, SPILL_COST = 1024, 4, 2
+
+def _loop_parts(sink: UOp) -> tuple[tuple[UOp, ...], list[UOp], list[UOp]]:
+  """(the longest reduction's ranges, its REDUCEs, the loads its loop body runs)."""
+  topo = sink.toposort()
+  groups: dict[tuple[UOp, ...], list[UOp]] = {}
+  for u in topo:
+    if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
+  if not groups: return (), [], []
+  rngs, reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0]))
+  loads = list(dict.fromkeys(x for r in reduces for x in r.src[0].toposort() if x.op is Ops.LOAD and any(g in x.src[1].toposort() for g in rngs)))
+  return rngs, reduces, loads
+
+def machine_cost(sink: UOp, lanes: int, slp: int = 1) -> float:
+  """The two costs above per accumulated lane, for a vector plan or a scalar plan GCC packs into vectors of slp lanes
+  (0 for other scalar plans: their registers are not vectors). lanes: the machine's vector width in floats (8: AVX2's
+  16 registers; 16: AVX-512's 32)."""
+  rngs, reduces, loads = _loop_parts(sink)
+  if not reduces: return 0.0
+  vec = reduces[0].dtype.count > 1
+  if not vec and slp == 1: return 0.0
+  n = slp if not vec else 1  # scalar copies per vector GCC makes
+  def page(ld: UOp) -> bool:
+    return any(t.op is Ops.MUL and t.src[0] in rngs and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= PAGE_FLOATS for t in _terms(ld.src[1]))
+  strided = sum(PAGE_STRIDE_COST for ld in loads if page(ld) and (vec or ld.dtype.count == 1))
+  # live vectors: the accumulators, the vector loads the copies share (B's), one broadcast of A in flight; in an SLP
+  # plan n scalar copies make one vector
+  live = (len(reduces) + sum(1 for ld in loads if ld.dtype.count == 1)) / n + 1 if not vec else len(reduces) + sum(1 for ld in loads if ld.dtype.count > 1) + 1
+  spill = max(0.0, live - (32 if lanes >= 16 else 16)) * SPILL_COST
+  return (strided / n + spill) / sum(u.dtype.count for u in reduces)

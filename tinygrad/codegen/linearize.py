@@ -34,7 +34,7 @@ def reduce_identity(op: Ops, dtype: DType):
   return dtypes.min(dtype)  # MAX
 
 def _topo(roots: list[UOp], skip: set[UOp], into_reduces: bool = False) -> list[UOp]:
-  """Sources before users; REDUCEs are opaque (their loops are placed separately) unless into_reduces; iterative."""
+  """Sources before users; REDUCEs and AFTERs are opaque (their loops are placed separately) unless into_reduces; iterative."""
   out: dict[UOp, None] = {}
   stack = [(r, False) for r in reversed(roots)]
   while stack:
@@ -42,7 +42,7 @@ def _topo(roots: list[UOp], skip: set[UOp], into_reduces: bool = False) -> list[
     if u in out or u in skip: continue
     if done: out[u] = None; continue
     stack.append((u, True))
-    if u.op is not Ops.REDUCE or into_reduces: stack.extend((s, False) for s in reversed(u.src) if s not in out and s not in skip)
+    if u.op not in (Ops.REDUCE, Ops.AFTER) or into_reduces: stack.extend((s, False) for s in reversed(u.src) if s not in out and s not in skip)
   return list(out)
 
 def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] | None = None) -> Program:
@@ -58,6 +58,7 @@ def to_linear(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] 
   for u in topo:
     if u.op is Ops.RANGE: scope[u] = frozenset([u])
     elif u.op is Ops.REDUCE: scope[u] = scope[u.src[0]] - frozenset(u.src[1:])
+    elif u.op is Ops.AFTER: scope[u] = frozenset(r for r in frozenset().union(*[scope[s] for s in u.src]) if r.arg[1] != "pack")  # its loop closes before it
     else: scope[u] = frozenset().union(*[scope[s] for s in u.src])
   params = sorted(params if params is not None else [u for u in topo if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0])
   prog: list[UOp] = list(params)
@@ -85,15 +86,32 @@ def to_linear(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] 
         prog.extend(accs); prog.extend(rngs); emitted.update(rngs)
         inner = trips * prod(r.src[0].arg for r in rngs)
         if not reduce_size: reduce_size.extend(r.src[0].arg for r in rngs)
-        emit_block([v.src[0] for v in group], open_ | frozenset(rngs), inner)
-        prog.extend(UOp(Ops.ACC_UPDATE, v.dtype, (acc, v.src[0]), v.arg) for v, acc in zip(group, accs)); flops += inner * sum(v.dtype.count for v in group)
+        # each accumulate right after its value: a tile's values are then live one at a time, not all at once before
+        # the accumulates (a 6 x 2 vector tile kept its 6 broadcasts of A live with its 12 accumulators: GCC spilled 3)
+        for v, acc in zip(group, accs):
+          emit_block([v.src[0]], open_ | frozenset(rngs), inner)
+          prog.append(UOp(Ops.ACC_UPDATE, v.dtype, (acc, v.src[0]), v.arg))
+        flops += inner * sum(v.dtype.count for v in group)
         prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(rngs))
         prog.extend(group)
+      elif u.op is Ops.AFTER:  # a loop of stores into a scratch array (codegen/pack.py), then the array is read
+        loops = sorted({r for s in u.src[1:] for r in scope[s] if r.arg[1] == "pack"}, key=lambda r: r.arg[0])
+        emit_block([n for n in _topo(list(u.src), emitted) if scope[n] <= open_ and n.op is not Ops.RANGE], open_, trips)
+        prog.extend(loops); emitted.update(loops)
+        emit_block(list(u.src[1:]), open_ | frozenset(loops), trips * prod(r.src[0].arg for r in loops))
+        prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(loops))
+        prog.append(u)
       else:
         if u.op in GroupOp.ALU: flops += trips * u.dtype.count
         prog.append(u)
-  prog.extend(global_ranges)
   gsz = tuple(r.src[0].arg for r in global_ranges)
+  # the global loops open outermost first; an AFTER (a packed panel) is placed right inside the loops it depends on,
+  # so it runs once per panel and not once per row tile inside it
+  afters = [u for u in topo if u.op is Ops.AFTER]
+  for i, r in enumerate(global_ranges):
+    prog.append(r)
+    if (now := [u for u in afters if u not in emitted and scope[u] <= frozenset(global_ranges[:i + 1])]):
+      emit_block(now, frozenset(global_ranges[:i + 1]), prod(gsz[:i + 1]))
   emit_block([sink], frozenset(global_ranges), prod(gsz))
   prog.extend(UOp(Ops.ENDRANGE, dtypes.void, (r,)) for r in reversed(global_ranges))
   mem = sum(p.arg[1] * p.dtype.itemsize for p in params)

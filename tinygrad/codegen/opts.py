@@ -10,15 +10,20 @@ from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, grap
 from tinygrad.uop.symbolic import symbolic, _terms
 from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
-from tinygrad.codegen.cost import loop_cost, slp_lanes, k_blockable, K_BLOCK
+from tinygrad.codegen.cost import loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache
+from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, pack_panel
 
 # copies per vector plan: (budget, first factors, later factors, vectors along the lanes' dim). As many as fit (a tall
 # tile: one dim upcast by up to 16), a square 4x4 tile, which shares each load among more copies when two dims share
 # loads, or a wide tile: two adjacent vectors along the lanes' dim, so each copy of the other dims (a matmul's row)
 # shares its load with both (8x2 vectors, 16 accumulators: half of AVX-512's 32 registers). Not 4x4 vectors: each
-# vector load of a matmul's B then serves 4 rows, not 8, and B streams from L2/L3 twice as often (1024 matmul 27% slower)
-TILES = {"tall": (MAX_UPCAST // 8, (16, 8, 4), (8, 4), 1), "square": (16, (4,), (4,), 1), "wide": (8, (8, 4), (4,), 2)}
+# vector load of a matmul's B then serves 4 rows, not 8, and B streams from L2/L3 twice as often (1024 matmul 27% slower).
+# The 6-row tile: 6 rows x 2 vectors, 12 accumulators + 2 B vectors + a broadcast of A fit AVX2's 16 registers (8 x 2
+# needs 19: GCC spills); 6 rarely divides the rows, so the last tile repeats the last row (ragged), and B's panel is
+# packed (codegen/pack.py): only for a big plain matmul (_packable). Fifth field: ragged
+TILES = {"tall": (MAX_UPCAST // 8, (16, 8, 4), (8, 4), 1, False), "square": (16, (4,), (4,), 1, False), "wide": (8, (8, 4), (4,), 2, False),
+         "6-row": (6, (6,), (), 2, True)}
 
 def _widths(lanes: int) -> tuple[int, ...]:
   """Vector widths (floats) to try, widest first, none wider than the machine's registers (lanes)."""
@@ -28,8 +33,8 @@ def _width(g: UOp, lanes: int) -> int | None: return next((w for w in _widths(la
 
 def _output_tile(sink: UOp, granges: list[UOp], g: UOp, tile: str, lanes: int) -> list[tuple[UOp, int]]:
   """The upcasts of the other dims beside lanes along g."""
-  budget, first, more, _ = TILES[tile]
-  return choose_upcasts(sink, [r for r in granges if r is not g], budget=min(budget, MAX_UPCAST // (_width(g, lanes) or 8)), first=first, rest=more)
+  budget, first, more, _, ragged = TILES[tile]
+  return choose_upcasts(sink, [r for r in granges if r is not g], budget=min(budget, MAX_UPCAST // (_width(g, lanes) or 8)), first=first, rest=more, ragged=ragged)
 
 def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int, tile: str = "tall", lanes: int = 16) -> tuple[UOp, list[UOp]] | None:
   """Lanes along output dim g (a matmul's columns; a convolution's x): partial results stay separate per lane; the
@@ -45,8 +50,32 @@ def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int, tile: s
   vsink = upcast(split, plan, f" vector {width}")
   if (vec := graph_step(vsink, vectorize, V, width, name=f"opt: {width} lanes as vectors")) is None: return None
   out = graph_rewrite(vec, symbolic, name="opt: vectorized")
+  if TILES[tile][4]: return _pack(out, new_granges, width * vectors, _next_range_id(out))
   if k_blockable(out): return _k_blocks(out, new_granges)
   return out, _panel_outer(out, new_granges)
+
+def _packable(sink: UOp, granges: list[UOp], g: UOp, lanes: int) -> bool:
+  """Where the 6-row tile is offered: a plain matmul (two global dims, lanes along the inner one, one reduce loop)
+  whose every store is the sum itself (a repeated last row then stores the same value twice, and nothing reads the
+  output), B bigger than L2 (its panels go outermost, see _panel_outer) with rows MIN_PACK_STRIDE floats or more
+  apart, and a panel small enough for the scratch array."""
+  if len(granges) != 2 or g is not granges[-1] or not all(st.op is Ops.STORE and st.src[2].op is Ops.REDUCE for st in sink.src): return False
+  if len(rngs := {r for u in sink.toposort() if u.op is Ops.REDUCE for r in u.src[1:]}) != 1: return False
+  R = next(iter(rngs))
+  def strided(ld: UOp) -> bool: return any(t.op is Ops.MUL and t.src[0] is R and t.src[1].op is Ops.CONST and t.src[1].arg >= MIN_PACK_STRIDE for t in _terms(ld.src[1]))
+  return _panel_outer(sink, granges) != granges and R.src[0].arg * lanes * TILES['6-row'][3] * 4 <= MAX_PACK_BYTES and \
+    any(strided(ld) for ld in sink.toposort() if ld.op is Ops.LOAD and granges[0] not in ld.src[1].toposort())
+
+def _pack(sink: UOp, granges: list[UOp], width: int, nid: int) -> tuple[UOp, list[UOp]] | None:
+  """The vector tile with B's column panel packed (codegen/pack.py); its panel loop outermost. None where B's loads
+  don't have the panel's form."""
+  order = _panel_outer(sink, granges)
+  if order == granges: return None
+  panel, rows = order[0], order[1:]
+  R = next(u for u in sink.toposort() if u.op is Ops.REDUCE).src[-1]
+  if (loads := panel_loads(sink, R, rows, panel)) is None: return None
+  packed = graph_step(sink, pack_panel, R, loads, width, nid, name=f"opt: pack B's panel ({R.src[0].arg} x {width})")
+  return graph_rewrite(packed, symbolic, name="opt: packed"), order
 
 L2_BYTES = 1 << 20
 
@@ -184,9 +213,10 @@ def plan_cost(name: str, kernel: UOp, sink: UOp, granges: list[UOp], vector: boo
   a matmul's 8 x 16 scalar tile runs as 8 x 2 vectors of 8, and faster than our own 8 x 2 vector tile (1024 matmul:
   40-48 vs 50-55 ms on one Zen 2 core; the MLP's 128x784x128: 0.43 vs 0.50 ms), whose source loads all 8 broadcasts of
   A first, so GCC spills 8 of its 16 accumulators where SLP's row-by-row order spills 3."""
-  cost = loop_cost(kernel)
-  if name != "scalar": return cost
-  return cost / slp_lanes(sink, _scalar_upcasts(sink, granges, max_upcast), granges, lanes_of(vector))
+  lanes = lanes_of(vector)
+  if name != "scalar": return loop_cost(kernel) + machine_cost(kernel, lanes)
+  slp = slp_lanes(sink, _scalar_upcasts(sink, granges, max_upcast), granges, lanes)
+  return loop_cost(kernel) / slp + machine_cost(kernel, lanes, slp)
 
 def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcast: int = MAX_UPCAST, prune: bool = False) -> list[tuple[str, Plan]]:
   """(name, build) for every way to optimize the kernel: scalar copies per upcast, lanes along each output dim that
@@ -203,7 +233,7 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
   if (lanes := lanes_of(vector)) >= 4 and not getenv("NOVEC", 0):
     for g in granges:
       if _width(g, lanes) is None or not g.src[0].arg or (prune and _strided_only(sink, g)): continue
-      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES}
+      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if not TILES[tile][4] or _packable(sink, granges, g, lanes)}
       out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes))
               for tile, tile_ups in tiles.items() if tile != "square" or tile_ups != tiles["tall"]]  # a square tile that is the tall one is built once
     # two dims too short for vectors alone (a 4x4 image) may fit one as a pair

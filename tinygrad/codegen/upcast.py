@@ -15,16 +15,19 @@ MAX_UPCAST = 128
 def _depends(u: UOp, r: UOp, memo: dict) -> bool:
   return r in memo.setdefault(u, set(x for x in u.toposort() if x.op is Ops.RANGE))
 
-def _factor(size: int, fs: tuple[int, ...]) -> int | None:
-  """The upcast factor for a dim: all of it when small, else the first of fs that divides it."""
+def _factor(size: int, fs: tuple[int, ...], ragged: bool = False) -> int | None:
+  """The upcast factor for a dim: all of it when small, else the first of fs that divides it (ragged: that fits twice;
+  the last copies past the end then repeat the dim's last index, see _expand)."""
   if not fs: return None
+  if ragged: return next((f for f in fs if size >= 2 * f), None)
   if 2 <= size <= max(fs): return size
   return next((f for f in fs if size % f == 0), None)
 
-def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, first: tuple[int, ...] = (16, 8, 4), rest: tuple[int, ...] = (8, 4)) -> list[tuple[UOp, int]]:
+def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, first: tuple[int, ...] = (16, 8, 4), rest: tuple[int, ...] = (8, 4),
+                   ragged: bool = False) -> list[tuple[UOp, int]]:
   """(global range, factor) pairs for register blocking: the innermost global dim, and then the dim that lets the
   copies share the loads the first choice does not (in a matmul: n shares A's loads, then m shares B's; in a conv:
-  x shares the weights, then the output channel shares the input)."""
+  x shares the weights, then the output channel shares the input). ragged: the first factor need not divide its dim."""
   if getenv("NOOPT", 0) or not granges: return []
   topo = sink.toposort()
   reduces = [u for u in topo if u.op is Ops.REDUCE]
@@ -34,7 +37,7 @@ def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, firs
   def shared(g: UOp) -> set[UOp]: return {ld for ld in loads if not _depends(ld.src[1], g, memo)}
   out: list[tuple[UOp, int]] = []
   last = granges[-1]
-  if shared(last) and (f := _factor(last.src[0].arg, first)) is not None: out.append((last, f))
+  if shared(last) and (f := _factor(last.src[0].arg, first, ragged)) is not None: out.append((last, f))
   done = shared(out[0][0]) if out else set()
   budget //= (out[0][1] if out else 1)
   cands = [g for g in reversed(granges) if g is not last and shared(g)]
@@ -44,6 +47,15 @@ def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, firs
       out.append((g, f)); break
   return out
 
+def _copy_index(g: UOp, outer: UOp, f: int, c: int) -> UOp:
+  """Copy c of g upcast by f: outer * f + c; where f doesn't divide g (a 6-row tile of 1024 rows), the copies that
+  can pass the end read and write g's last index instead: they compute the last row again and store the same values
+  there (only for kernels that store without reading their output, see opts)."""
+  if outer.op is not Ops.RANGE: return UOp.const(dtypes.int32, c)
+  idx, last = outer * f + c, g.src[0].arg - 1
+  if (outer.src[0].arg - 1) * f + c <= last: return idx
+  return UOp(Ops.WHERE, dtypes.int32, (idx < last, idx, UOp.const(dtypes.int32, last)))
+
 class _Upcast:
   def __init__(self, ups: list[tuple[UOp, UOp, int]]): self.ups, self.done = ups, False
 def _expand(ctx: _Upcast, s: UOp) -> UOp | None:
@@ -51,7 +63,7 @@ def _expand(ctx: _Upcast, s: UOp) -> UOp | None:
   ctx.done = True
   stores = []
   for combo in itertools.product(*[range(f) for _, _, f in ctx.ups]):
-    mapping = {g: outer * f + c if outer.op is Ops.RANGE else UOp.const(dtypes.int32, c) for (g, outer, f), c in zip(ctx.ups, combo)}
+    mapping = {g: _copy_index(g, outer, f, c) for (g, outer, f), c in zip(ctx.ups, combo)}
     stores.extend(UOp(Ops.SINK, src=s.src).substitute(mapping).src)
   return UOp(Ops.SINK, src=tuple(dict.fromkeys(stores)))
 pm_upcast = PatternMatcher([(UPat(Ops.SINK, name="s"), _expand)])
@@ -63,7 +75,7 @@ def outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tu
   for g in granges:
     f = next((f for gg, f in ups if gg is g), None)
     if f is None: new_granges.append(g); continue
-    outer = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, g.src[0].arg // f),), (nid, "global")) if g.src[0].arg > f else UOp.const(dtypes.int32, 0)
+    outer = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, -(-g.src[0].arg // f)),), (nid, "global")) if g.src[0].arg > f else UOp.const(dtypes.int32, 0)
     nid += 1
     plan.append((g, outer, f))
     if outer.op is Ops.RANGE: new_granges.append(outer)

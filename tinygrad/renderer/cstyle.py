@@ -138,9 +138,12 @@ string_rewrite = bf16_rewrite + PatternMatcher([
   (UPat(Ops.CONST, name="x"), lambda ctx, x: ctx.const(x.arg, x.dtype)),
   (UPat(Ops.DEFINE_VAR, name="x"), lambda x: x.arg[0]),
   (UPat(Ops.REDUCE, name="x"), lambda ctx, x: ctx[ctx.p.acc_of[x]]),
+  (UPat(Ops.AFTER, name="x"), lambda ctx, x: ctx[x.src[0]]),  # the scratch array, once its loop of stores has run
   # statements: lines
   (UPat(Ops.RANGE, src=(UPat.cvar("n"),), name="x"), lambda ctx, x, n: _omp(ctx, x) + for_loop(ctx, x, n)),
   (UPat(Ops.ENDRANGE), lambda: "}"),
+  # declared inside the parallel loop: each thread its own (codegen/pack.py keeps it small enough for a thread's stack)
+  (UPat(Ops.DEFINE_LOCAL, name="x"), lambda ctx, x: f"{ctx.tname(x.dtype)} {ctx[x]}[{x.arg[1]}] __attribute__((aligned(64)));"),
   (UPat(Ops.DEFINE_ACC, src=(UPat.var("c"),), name="x"),
    lambda ctx, x, c: f"{ctx.tname(x.dtype)} {ctx[x]} = {ctx[c] if x.dtype.count == 1 else '{' + ', '.join([ctx[c]] * x.dtype.count) + '}'};"),
   (UPat(Ops.ACC_UPDATE, arg=Ops.MAX, src=(UPat.var("a"), UPat.var("v")), name="x"), lambda ctx, x, a, v: f"{ctx[a]} = {_max(x.dtype, [ctx[a], ctx[v]])};"),
@@ -162,8 +165,8 @@ string_rewrite = bf16_rewrite + PatternMatcher([
   (UPat(tuple(code_for_op), name="x"), lambda ctx, x: code_for_op[x.op](x.dtype, ctx.args(x))),
 ])
 
-NAMES = {Ops.DEFINE_GLOBAL, Ops.SINK, Ops.CONST, Ops.DEFINE_VAR, Ops.REDUCE}
-STATEMENTS = {Ops.RANGE, Ops.ENDRANGE, Ops.DEFINE_ACC, Ops.ACC_UPDATE, Ops.LOAD, Ops.STORE}
+NAMES = {Ops.DEFINE_GLOBAL, Ops.SINK, Ops.CONST, Ops.DEFINE_VAR, Ops.REDUCE, Ops.AFTER}
+STATEMENTS = {Ops.RANGE, Ops.ENDRANGE, Ops.DEFINE_ACC, Ops.ACC_UPDATE, Ops.LOAD, Ops.STORE, Ops.DEFINE_LOCAL}
 
 class CStyleRenderer:
   kernel_prefix = "void"
@@ -219,6 +222,7 @@ class CStyleRenderer:
       elif op is Ops.RANGE: r[u] = name("gidx" if u.arg[1] == "global" else "ridx")
       elif op is Ops.LOAD: r[u] = name("val")
       elif op is Ops.DEFINE_ACC: r[u] = f"acc{u.arg}"
+      elif op is Ops.DEFINE_LOCAL: r[u] = name("local")
       for s in self.named_operands(u):
         if s in inlined:
           nm = name("alu"); emit(f"{ctx.tname(s.dtype)} {nm} = {r[s]};", folded.get(s, [s])); inlined.discard(s); r[s] = nm

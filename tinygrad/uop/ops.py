@@ -26,6 +26,9 @@ class Ops(Enum):
   # kernels and their lowering
   KERNEL = auto(); DEFINE_GLOBAL = auto(); RANGE = auto(); INDEX = auto(); LOAD = auto(); STORE = auto()
   DEFINE_ACC = auto(); ACC_UPDATE = auto(); ENDRANGE = auto(); SPECIAL = auto()
+  # a scratch array private to each thread of a kernel (arg: (id, size)); AFTER(buf, *stores) is buf once those
+  # stores (a loop of them, over their own RANGEs) have run: loads of it come after the loop (codegen/pack.py)
+  DEFINE_LOCAL = auto(); AFTER = auto()
   # a kernel's program: LINEAR holds its uops in order (linearized), PROGRAM(LINEAR, SOURCE) its rendering (SOURCE's arg: the code)
   LINEAR = auto(); PROGRAM = auto(); SOURCE = auto()
   # vectors inside a kernel: VECTORIZE builds one from scalar lanes, GEP takes lane arg out of one
