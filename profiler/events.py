@@ -101,9 +101,11 @@ TRACK_KINDS = ("host", "tensor", "device", "thread")
 
 class TrackDef(EventBase, tag="track"):
   """What a track is, said before its first span, counter or flow: "host" (the engine's own work: codegen, compile,
-  schedule), "tensor" (Tensor calls), "device" (a device's kernels and copies), "thread" (a foreign trace's thread)."""
+  schedule), "tensor" (Tensor calls), "device" (a device's kernels and copies), "thread" (a foreign trace's thread).
+  `process`: a thread's process, the part of `name` before "/<thread>" (a process name may hold '/'); "" unsaid."""
   name: str
   kind: str
+  process: str = ""
 
 class Span(EventBase, tag="span"):
   """Something that took time on a track; a kernel run has cat "kernel" and args {"kernel": kernel id}."""
@@ -238,6 +240,8 @@ class Checker:
     elif t is Schedule: ev.items = [_schedule_item(i, it, uops) for i, it in enumerate(ev.items)]  # type: ignore[union-attr]
     elif t is TrackDef and ev.kind not in TRACK_KINDS:  # type: ignore[union-attr]
       raise SchemaError(f"track {ev.name!r}: kind {ev.kind!r} is not one of {TRACK_KINDS}")  # type: ignore[union-attr]
+    elif t is TrackDef and ev.process and not ev.name.startswith(ev.process + "/"):  # type: ignore[union-attr]
+      raise SchemaError(f"track {ev.name!r}: its process {ev.process!r} is not the start of its name")  # type: ignore[union-attr]
     return ev
 
 SCHEDULE_KINDS = ("kernel", "copy")

@@ -5,10 +5,11 @@ The clock: each of our runs maps its perf_counter_ns clock to wall time by its `
 clock_ns), so its times move by start_time * 1e9 - clock_ns onto epoch nanoseconds; a Chrome trace has no such
 anchor and keeps its own timestamps (epoch-based in PyTorch's and JAX's). Processes are kept apart by their track
 names: each track becomes `<process>/<track>` (the process as `script pid N`), which the timeline groups under the
-process. Ids (uops, patterns, contexts, rewrites, kernels, flows) are renumbered so that no two runs share one."""
+process; a Chrome trace's threads get track events naming their own process (`<file>/<its process>`), so they stay
+grouped by it as when the trace is opened alone. Ids (uops, patterns, contexts, rewrites, kernels, flows) are renumbered so that no two runs share one."""
 from __future__ import annotations
 import os
-from typing import Any
+from typing import Any, Callable
 from msgspec.structs import replace
 from profiler.events import (Event, Run, RunEnd, UOpDef, PatternDef, ContextBegin, ContextEnd, Rewrite, Kernel, Schedule, Span,
                              Counter, Marker, Flow, TrackDef)
@@ -33,6 +34,15 @@ def _max_ids(events: list[Event]) -> dict[str, int]:
     elif t is Kernel: m["kernel"] = max(m["kernel"], e.id)
   return m
 
+def _chrome_tracks(trace: Trace, track: Callable[[str], str]) -> list[TrackDef]:
+  """A Chrome trace's tracks as track events: threads, each with its process as the reader named it (a process name
+  may hold '/': JAX's "/host:CPU"), so the merged run groups them as the trace alone does. None for ours (they say)."""
+  other = trace.meta.get("otherData")
+  if trace.kind != "chrome" or (isinstance(other, dict) and other.get("tinyviz")): return []
+  procs: dict[str, str] = trace.meta.get("processes") or {}
+  names = dict.fromkeys(e.track for e in trace.events if isinstance(e, (Span, Counter, Flow)))
+  return [TrackDef(track(n), "thread", track(procs[n]) if n in procs else "") for n in names]
+
 def merge(traces: list[tuple[str, Trace]]) -> tuple[list[Event], list[str]]:
   """The events of one run holding all of `traces` ((name, trace) each), and warnings about how they were placed."""
   if not traces: raise ValueError("nothing to merge")
@@ -53,6 +63,7 @@ def merge(traces: list[tuple[str, Trace]]) -> tuple[list[Event], list[str]]:
     u, p, c, r, k = (off[x] for x in ("uop", "pattern", "ctx", "rewrite", "kernel"))
     uid = lambda v: v + u if v >= 0 else v - u  # noqa: E731  (ids of nodes never interned are negative)
     track = lambda t: f"{proc}/{t}"  # noqa: E731
+    out.extend(_chrome_tracks(trace, track))
     for e in trace.events:
       t = type(e)
       if t is Run: continue

@@ -77,3 +77,17 @@ def test_merge_needs_two_runs_and_an_output(two):
   assert p.returncode == 2 and "at least two runs" in p.stderr
   p = subprocess.run([sys.executable, "-m", "viz", "merge", str(a), str(a)], cwd=ROOT, env=env(), capture_output=True, text=True, timeout=60)
   assert p.returncode == 2 and "usage" in p.stderr
+
+def test_chrome_traces_keep_their_processes_when_merged(tmp_path):
+  fixtures = ROOT / "tests" / "fixtures"
+  s = Server(["--no-browser", "--merge", str(fixtures / "jax_trace.json"), str(fixtures / "torch_cpu_trace.json")], tmp_path)
+  try:
+    runs = s.json("/api/runs")
+    tracks = {t["name"]: t for t in s.json(f"/api/runs/{runs[0]['id']}/tracks")["tracks"]}
+  finally: s.stop()
+  # each thread under its own process, as when the trace is opened alone, within its file's: JAX's process names hold '/'
+  for name, process in (("jax_trace.json//host:CPU/python3", "jax_trace.json//host:CPU"),
+                        ("jax_trace.json//host:CPU/tf_pjrt_thread_pool_worker_with_a_rather_long_name/XlaCompile", "jax_trace.json//host:CPU"),
+                        ("jax_trace.json//device:GPU:0/XLA Ops", "jax_trace.json//device:GPU:0"),
+                        ("torch_cpu_trace.json/python/thread 8025 (python)", "torch_cpu_trace.json/python")):
+    assert tracks[name]["kind"] == "thread" and tracks[name].get("process") == process, tracks[name]

@@ -60,3 +60,5 @@ def test_checker_checks_references_and_schedule_items():
   with pytest.raises(ev.SchemaError, match="undefined uop 9"): c.event({"type": "uop", "id": 2, "op": "ADD", "dtype": "d", "arg": "", "src": [1, 9]})
   with pytest.raises(ev.SchemaError, match="defined twice"): c.event({"type": "uop", "id": 1, "op": "X", "dtype": "d", "arg": "", "src": []})
   with pytest.raises(ev.SchemaError, match="src"): c.event({"type": "uop", "id": 3, "op": "X", "dtype": "d", "arg": "", "src": [True]})
+  assert c.event({"type": "track", "name": "a.json//host:CPU/python3", "kind": "thread", "process": "a.json//host:CPU"}).process == "a.json//host:CPU"
+  with pytest.raises(ev.SchemaError, match="process 'b' is not the start of its name"): c.event({"type": "track", "name": "a/t", "kind": "thread", "process": "b"})

@@ -156,6 +156,7 @@ class Run:
 
   def _track(self, t: TrackDef) -> None:
     self.timeline.declare(t.name, t.kind)
+    if t.process: self.timeline.processes[t.name] = t.process  # a merged Chrome trace's thread: grouped by its process
     self._pending_tracks = True
 
   def _span(self, s: Span) -> None:
