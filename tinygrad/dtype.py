@@ -50,6 +50,9 @@ class dtypes:
   # 8-bit floats (OCP: e4m3 without inf, max 448; e5m2 with inf, max 57344): stored as their bits, only the PYTHON device computes in them
   fp8e4m3 = DType(8, 1, "fp8e4m3", None, "float8_e4m3")  # type: ignore[arg-type]
   fp8e5m2 = DType(9, 1, "fp8e5m2", None, "float8_e5m2")  # type: ignore[arg-type]
+  # the fnuz variants (AMD's): no inf, no negative zero, 0x80 is the one nan; e4m3fnuz max 240, e5m2fnuz max 57344
+  fp8e4m3fnuz = DType(8, 1, "fp8e4m3fnuz", None, "float8_e4m3fnuz")  # type: ignore[arg-type]
+  fp8e5m2fnuz = DType(9, 1, "fp8e5m2fnuz", None, "float8_e5m2fnuz")  # type: ignore[arg-type]
   float32 = DType(12, 4, "float", "f", "float")
   float64 = DType(13, 8, "double", "d", "double")
   # aliases tinygrad users write
@@ -59,9 +62,17 @@ class dtypes:
   default_int = int32
   ints = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
   uints = frozenset((uint8, uint16, uint32, uint64))
-  fp8s = fp8_ocp = (fp8e4m3, fp8e5m2)
-  floats = frozenset((fp8e4m3, fp8e5m2, float16, bfloat16, float32, float64))
-  all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, fp8e4m3, fp8e5m2, float16, bfloat16, float32, float64)
+  fp8_ocp, fp8_fnuz = (fp8e4m3, fp8e5m2), (fp8e4m3fnuz, fp8e5m2fnuz)
+  fp8s = fp8_ocp + fp8_fnuz
+  floats = frozenset((*fp8s, float16, bfloat16, float32, float64))
+  all = (bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, *fp8s, float16, bfloat16, float32, float64)
+  @staticmethod
+  def finfo(dt: DType) -> tuple[int, int]:
+    """(exponent bits, mantissa bits) of a float dtype, as tinygrad's dtypes.finfo."""
+    bits = {dtypes.float16: (5, 10), dtypes.bfloat16: (8, 7), dtypes.float32: (8, 23), dtypes.float64: (11, 52), dtypes.fp8e4m3: (4, 3),
+            dtypes.fp8e5m2: (5, 2), dtypes.fp8e4m3fnuz: (4, 3), dtypes.fp8e5m2fnuz: (5, 2)}
+    if dt not in bits: raise ValueError(f"finfo needs a float dtype, got {dt}")
+    return bits[dt]
   @staticmethod
   def is_float(x: DType) -> bool: return x in dtypes.floats
   @staticmethod
@@ -111,7 +122,7 @@ _promo = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16],
           dtypes.int64: [dtypes.float16, dtypes.bfloat16], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
           dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.float16, dtypes.bfloat16], dtypes.float16: [dtypes.float32],
           dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64],
-          dtypes.fp8e4m3: [dtypes.float16, dtypes.bfloat16], dtypes.fp8e5m2: [dtypes.float16, dtypes.bfloat16]}
+          **{f8: [dtypes.float16, dtypes.bfloat16] for f8 in dtypes.fp8s}}
 
 @functools.cache
 def _ancestors(dt: DType) -> frozenset[DType]:
@@ -142,7 +153,8 @@ def _to_torch_dtype(dt: DType):
   return {dtypes.bool: torch.bool, dtypes.int8: torch.int8, dtypes.uint8: torch.uint8, dtypes.int16: torch.int16, dtypes.uint16: torch.uint16,
           dtypes.int32: torch.int32, dtypes.uint32: torch.uint32, dtypes.int64: torch.int64, dtypes.uint64: torch.uint64,
           dtypes.float16: torch.float16, dtypes.bfloat16: torch.bfloat16, dtypes.fp8e4m3: torch.float8_e4m3fn,
-          dtypes.fp8e5m2: torch.float8_e5m2, dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
+          dtypes.fp8e5m2: torch.float8_e5m2, dtypes.fp8e4m3fnuz: torch.float8_e4m3fnuz, dtypes.fp8e5m2fnuz: torch.float8_e5m2fnuz,
+          dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
 def _from_torch_dtype(tdt) -> DType:
   return next(dt for dt in dtypes.all if _to_torch_dtype(dt) == tdt)
 
@@ -184,14 +196,22 @@ def bf16_bits_to_f32(b: int) -> float:
   return struct.unpack("<f", struct.pack("<I", (b & 0xffff) << 16))[0]
 def _bf16_truncate(x: float) -> float: return bf16_bits_to_f32(f32_to_bf16_bits(x))
 
-NO_NUMPY = (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2)  # dtypes numpy has no type for
-_FP8 = {dtypes.fp8e4m3: (3, 7, 448.0), dtypes.fp8e5m2: (2, 15, 57344.0)}  # mantissa bits, exponent bias, largest finite
+NO_NUMPY = (dtypes.bfloat16, *dtypes.fp8s)  # dtypes numpy has no type for
+# mantissa bits, exponent bias, largest finite
+_FP8 = {dtypes.fp8e4m3: (3, 7, 448.0), dtypes.fp8e5m2: (2, 15, 57344.0), dtypes.fp8e4m3fnuz: (3, 8, 240.0), dtypes.fp8e5m2fnuz: (2, 16, 57344.0)}
 def float_to_fp8(x: float, dt: DType) -> int:
   """The fp8 nearest x, ties to even, as its 8 bits; a finite x beyond the range saturates to the largest finite (as
-  tinygrad); nan is a nan, inf is e5m2's inf and e4m3's nan (it has no inf)."""
+  tinygrad); nan is a nan, inf is e5m2's inf and e4m3's nan (it has no inf); fnuz: nan and inf are 0x80 (its nan),
+  and a zero or a value rounding to zero is +0 (it has no -0)."""
   m, bias, top = _FP8[dt]
+  if dt in dtypes.fp8_fnuz:
+    if not math.isfinite(x): return 0x80
+    b = float_to_fp8_bits(x, m, bias, top)
+    return 0 if b == 0x80 else b
+  return float_to_fp8_bits(x, m, bias, top, e4m3=dt == dtypes.fp8e4m3)
+def float_to_fp8_bits(x: float, m: int, bias: int, top: float, e4m3: bool = False) -> int:
   sign = 0x80 if math.copysign(1.0, x) < 0 else 0
-  if math.isnan(x) or (math.isinf(x) and dt == dtypes.fp8e4m3): return sign | 0x7f
+  if math.isnan(x) or (math.isinf(x) and e4m3): return sign | 0x7f
   if math.isinf(x): return sign | 0x7c
   a, emin = abs(x), 1 - bias
   e = max(math.frexp(a)[1] - 1, emin) if a else emin  # a's binade (subnormals share the lowest one)
@@ -203,6 +223,7 @@ def float_to_fp8(x: float, dt: DType) -> int:
 def fp8_to_float(b: int, dt: DType) -> float:
   m, bias, _ = _FP8[dt]
   sign, e, mant = -1.0 if b & 0x80 else 1.0, (b & 0x7f) >> m, b & ((1 << m) - 1)
+  if dt in dtypes.fp8_fnuz and b == 0x80: return math.nan  # fnuz: every other pattern is finite
   if dt == dtypes.fp8e4m3 and (b & 0x7f) == 0x7f: return math.nan
   if dt == dtypes.fp8e5m2 and e == 0x1f: return math.nan if mant else sign * math.inf
   return sign * (mant * 2.0 ** (1 - bias - m) if e == 0 else (1 + mant / (1 << m)) * 2.0 ** (e - bias))

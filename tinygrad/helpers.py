@@ -49,6 +49,10 @@ class ContextVar:
   def __int__(self): return int(self.value)
   def __repr__(self): return f"{self.key}={self.value}"
   __hash__ = object.__hash__
+  def tolist(self, obj: Any = None) -> list:
+    """A comma-separated value as a list of names, or of obj's attributes by those names (EMULATED_DTYPES.tolist(dtypes))."""
+    names = [s.strip() for s in str(self.value).split(",") if s.strip()]
+    return names if obj is None else [getattr(obj, n) for n in names]
 
 def _training(v=None):
   from tinygrad.tensor import Tensor

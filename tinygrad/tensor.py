@@ -435,7 +435,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if prod(shape) == 0: return Tensor.zeros(*shape, dtype=dt, device=dev, **kw)
     # as many random bits as dt's significand holds: every value is then exact in dt, so a half draw is never
     # rounded up to 1.0 (24 bits cast to half would be, for draws above 1 - 2**-12)
-    bits = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3}.get(dt, 24)
+    bits = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3, dtypes.fp8e4m3fnuz: 4, dtypes.fp8e5m2fnuz: 3}.get(dt, 24)
     u = (Tensor._random_bits(prod(shape), dev) >> (32 - bits)).cast(dtypes.float32) * (1.0 / (1 << bits))
     return Tensor(u.cast(dt).reshape(shape).uop, **kw)
   @staticmethod

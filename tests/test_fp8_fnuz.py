@@ -1,0 +1,64 @@
+"""The fnuz fp8s (dtypes.fp8e4m3fnuz, fp8e5m2fnuz: AMD's formats, no inf, no -0, 0x80 the one nan) against torch's
+float8_*fnuz; dtypes.finfo; EMULATED_DTYPES.tolist; the PTX/NIR renderer names tinygrad's tests check against."""
+import math
+import numpy as np
+import pytest
+import torch
+from tinygrad import Tensor, dtypes, Device, Context
+from tinygrad.dtype import float_to_fp8, fp8_to_float, least_upper_dtype, _to_torch_dtype, DTYPES_DICT, truncate
+from tinygrad.helpers import EMULATED_DTYPES
+
+FNUZ = [dtypes.fp8e4m3fnuz, dtypes.fp8e5m2fnuz]
+TOP = {dtypes.fp8e4m3fnuz: 240.0, dtypes.fp8e5m2fnuz: 57344.0}
+
+@pytest.mark.parametrize("dt", FNUZ)
+def test_rounding_matches_torch_within_range(dt):
+  x = torch.cat([torch.linspace(-TOP[dt], TOP[dt], 4001), torch.logspace(-20, 0, 500, base=2.0), -torch.logspace(-20, 0, 500, base=2.0),
+                 torch.tensor([0.0, -0.0])])
+  ref = x.to(_to_torch_dtype(dt)).view(torch.uint8).tolist()
+  assert [float_to_fp8(v, dt) for v in x.tolist()] == ref
+  assert Tensor(x.numpy(), device="PYTHON").cast(dt).bitcast(dtypes.uint8).tolist() == ref
+
+@pytest.mark.parametrize("dt", FNUZ)
+def test_every_bit_pattern_decodes_as_torch(dt):
+  ref = torch.arange(256, dtype=torch.uint8).view(_to_torch_dtype(dt)).float().tolist()
+  ours = [fp8_to_float(b, dt) for b in range(256)]
+  assert [(a != a and b != b) or a == b for a, b in zip(ours, ref)] == [True] * 256
+  assert sum(math.isnan(v) for v in ours) == 1 and math.isnan(ours[0x80])
+
+def test_specials_and_saturation_as_tinygrad():
+  for dt in FNUZ:
+    assert [float_to_fp8(x, dt) for x in (math.inf, -math.inf, math.nan, -0.0, -1e-30)] == [0x80, 0x80, 0x80, 0, 0]
+    assert fp8_to_float(float_to_fp8(1e9, dt), dt) == TOP[dt] and truncate[dt](-1e9) == -TOP[dt]
+  got = Tensor([-30000, 1.5, 3.1, 30000], device="PYTHON", dtype=dtypes.fp8e4m3fnuz).tolist()
+  assert got == [-240.0, 1.5, 3.0, 240.0]
+
+def test_dtype_tables_and_promotion():
+  assert list(DTYPES_DICT)[:15][-4:] == ["fp8e4m3", "fp8e5m2", "fp8e4m3fnuz", "fp8e5m2fnuz"]
+  assert dtypes.fp8s == dtypes.fp8_ocp + dtypes.fp8_fnuz and all(dtypes.is_float(d) for d in FNUZ)
+  assert least_upper_dtype(dtypes.fp8e4m3fnuz, dtypes.fp8e4m3) == dtypes.half  # as tinygrad 0.14
+  assert least_upper_dtype(dtypes.fp8e5m2fnuz, dtypes.bfloat16) == dtypes.bfloat16
+  assert Tensor.rand(1000, dtype=dtypes.fp8e4m3fnuz, device="PYTHON").numpy().max() < 1.0  # 4 random bits: exact, never rounds to 1
+
+def test_finfo():
+  for dt, t in [(dtypes.float16, torch.float16), (dtypes.bfloat16, torch.bfloat16), (dtypes.float32, torch.float32), (dtypes.float64, torch.float64),
+                (dtypes.fp8e4m3, torch.float8_e4m3fn), (dtypes.fp8e5m2, torch.float8_e5m2)]:
+    fi = torch.finfo(t)
+    e, m = dtypes.finfo(dt)
+    assert m == round(-math.log2(fi.eps)) and e == t.itemsize * 8 - 1 - m, dt
+  assert dtypes.finfo(dtypes.fp8e4m3fnuz) == (4, 3) and dtypes.finfo(dtypes.fp8e5m2fnuz) == (5, 2)  # torch counts fnuz eps differently
+  with pytest.raises(ValueError, match="float dtype"): dtypes.finfo(dtypes.int32)
+
+def test_comma_list_setting():
+  assert EMULATED_DTYPES.tolist(dtypes) == []  # nothing emulated: every dtype here runs natively
+  from tinygrad.helpers import ContextVar
+  v = ContextVar("TINYVIZ_TEST_LIST", "")
+  with Context(TINYVIZ_TEST_LIST="half, bfloat16"):
+    assert v.tolist() == ["half", "bfloat16"] and v.tolist(dtypes) == [dtypes.half, dtypes.bfloat16]
+
+def test_no_ptx_or_nir_renderer():
+  from tinygrad.renderer.ptx import PTXRenderer
+  from tinygrad.renderer.nir import NIRRenderer
+  assert not isinstance(Device[Device.DEFAULT].renderer, (PTXRenderer, NIRRenderer))
+  with pytest.raises(NotImplementedError, match="no PTX renderer"): PTXRenderer()
+  with pytest.raises(NotImplementedError, match="no NIR renderer"): NIRRenderer()
