@@ -225,6 +225,19 @@ class Checker:
     """One event given as JSON text (bytes, str, msgspec.Raw) or as a decoded JSON object, checked."""
     return self.check(decode(obj) if isinstance(obj, (bytes, str, msgspec.Raw)) else from_json(obj))
 
+  def events(self, objs: list[Any]) -> list[Event | SchemaError]:
+    """event() of each, in order, a problem returned in its place; a batch of JSON texts (bytes of one line each, an
+    /ingest frame's elements) is decoded in one msgspec call."""
+    evs: list[Any] | None = None
+    try: evs = _DECODER.decode_lines(b"\n".join(objs))
+    except (msgspec.DecodeError, RecursionError, TypeError): pass  # a bad one (worded below, one by one), or not texts
+    if evs is not None and len(evs) != len(objs): evs = None  # (a blank text)
+    out: list[Event | SchemaError] = []
+    for i, o in enumerate(objs):
+      try: out.append(self.check(evs[i]) if evs is not None else self.event(o))
+      except SchemaError as e: out.append(e)
+    return out
+
   def check(self, ev: Event) -> Event:
     """An event that fits the schema, checked against what came before it in the stream."""
     t, uops = type(ev), self.uops

@@ -116,10 +116,10 @@ class Run:
     if self._checker is None:  # a run read again from its file goes on: the uops it has are defined
       self._checker = Checker()
       self._checker.uops.update(self.uops.rows)
-    check, events, where = self._checker.event, [], []
-    for i, d in enumerate(objs):
-      try: events.append(check(d)); where.append(i)
-      except SchemaError as e: self.warnings.add(f"event skipped: {e}", None, None if first_line is None else first_line + i)
+    events, where = [], []
+    for i, ev in enumerate(self._checker.events(objs)):
+      if isinstance(ev, SchemaError): self.warnings.add(f"event skipped: {ev}", None, None if first_line is None else first_line + i)
+      else: events.append(ev); where.append(i)
     self.add_events(events, None if first_line is None else [first_line + i for i in where],
                     None if offsets is None else [offsets[i] for i in where])
     self.n_events += len(objs) - len(events)
