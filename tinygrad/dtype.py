@@ -115,7 +115,8 @@ def to_dtype(x) -> DType:
   if isinstance(x, str):
     if hasattr(dtypes, x) and isinstance(getattr(dtypes, x), DType): return getattr(dtypes, x)
     raise UnknownDTypeError(f"unknown dtype {x!r}")
-  return dtypes.from_np(x)
+  try: return dtypes.from_np(x)
+  except TypeError: raise UnknownDTypeError(f"dtype {x!r} is not a DType, a dtype name or a numpy dtype") from None
 
 # tinygrad's promotion lattice: an edge a -> b means a promotes to b
 _promo = {dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32], dtypes.int32: [dtypes.int64],

@@ -32,6 +32,10 @@ def _flat(data: Any) -> list:
     else: out.append(d)
   return out
 
+def _plain(data: Any) -> Any:
+  if isinstance(data, (list, tuple)): return [_plain(d) for d in data]
+  return data.tolist() if hasattr(data, "tolist") else data
+
 def _pack(vals: list, dtype: DType) -> bytes:
   from tinygrad.uop.alu import cast_value
   if dtypes.is_int(dtype) or dtype == dtypes.bool: vals = [cast_value(v, dtype) for v in vals]
@@ -127,6 +131,9 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     elif isinstance(data, (bool, int, float)): u = _const(data, dt or dtypes.from_py(data), dev)
     elif isinstance(data, (list, tuple)):
       shape, vals = _shape_of(data), _flat(data)
+      if not all(isinstance(v, (bool, int, float)) for v in vals) and any(hasattr(v, "tolist") for v in vals):
+        data = _plain(data)  # numpy arrays (or numpy scalars) inside the list: their values, as tinygrad takes them
+        shape, vals = _shape_of(data), _flat(data)
       if dt is None:
         dt = dtypes.bool if vals and all(isinstance(v, bool) for v in vals) else \
           (dtypes.int64 if any(not -2**31 <= v < 2**31 for v in vals) else dtypes.default_int) if vals and all(isinstance(v, (bool, int)) for v in vals) \
@@ -320,8 +327,15 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     d = self.device if device is None else Device.canonicalize(device)
     if d != self.device: return self.to(d)
     # a realized tensor is its buffer already (contiguous() of it is a no-op): copy it; anything else computes anew
-    if isinstance(d, str) and is_contiguous_view(self.uop): return self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
-    return self.contiguous()
+    if isinstance(d, str) and is_contiguous_view(self.uop): ret = self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
+    else: ret = self.contiguous()
+    if self.grad is not None: ret.grad = self.grad.clone()  # as tinygrad: the clone carries a copy of the gradient
+    return ret
+  def __deepcopy__(self, memo: dict) -> Tensor:
+    """copy.deepcopy: a clone in its own buffer (UOps are shared graph nodes, never copied), same requires_grad."""
+    ret = self.clone()
+    ret.requires_grad = self.requires_grad
+    return ret
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place, so a TinyJit replay updates the same memory)."""
     x = x if isinstance(x, Tensor) else Tensor(x, device=self.device, dtype=self.dtype)
@@ -1101,11 +1115,28 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     root, topo = Tensor._through_realized(self.uop, live)
     in_graph = set(topo)
     tensors = [t for t in live if t._requires_grad is not False and (t.uop in in_graph or t._lazy in in_graph) and dtypes.is_float(t.dtype)]
+    cap = Tensor._grad_capable(topo, tensors + [t for t in live if t._requires_grad is False])
+    tensors = [t for t in tensors if cap.get(t.uop if t.uop in in_graph else t._lazy, True)]
     # a tensor realized after this graph was built appears in it as its earlier, lazy graph
     targets = [Tensor(t.uop if t.uop in in_graph else t._lazy) for t in tensors]  # type: ignore[arg-type]
     for t, g in zip(tensors, Tensor(root).gradient(*targets, gradient=gradient if gradient is not None else self._seed_grad())):
       t.grad = g if t.grad is None else t.grad + g
     return self
+  @staticmethod
+  def _grad_capable(topo: list[UOp], held: list[Tensor]) -> dict[UOp, bool]:
+    """For each uop a tensor holds: whether that tensor takes a gradient. As in tinygrad, requires_grad=False
+    propagates: a result computed only from tensors that don't (x * m, both False) doesn't either. True always does;
+    None (the default) does unless every tensor it was computed from doesn't."""
+    rank: dict[UOp, int] = {}
+    for t in held: rank[t.uop] = max(rank.get(t.uop, 0), {False: 0, None: 1, True: 2}[t._requires_grad])
+    from_any: dict[UOp, bool] = {}
+    from_grad: dict[UOp, bool] = {}
+    cap: dict[UOp, bool] = {}
+    for u in topo:
+      from_any[u] = any(s in rank or from_any[s] for s in u.src)
+      from_grad[u] = any(cap[s] if s in rank else from_grad[s] for s in u.src)
+      if u in rank: cap[u] = rank[u] == 2 or (rank[u] == 1 and (from_grad[u] or not from_any[u]))
+    return cap
   @staticmethod
   def _through_realized(root: UOp, live: list[Tensor]) -> tuple[UOp, list[UOp]]:
     """root with each intermediate that was realized before it was built (`out.numpy()`, then `out.sum().backward()`)

@@ -183,6 +183,12 @@ class UOp(metaclass=UOpMetaClass):
     except AttributeError: return _fill(self, "_vminmax", _compute_minmax)
 
   @property
+  def buffer(self):
+    """The device Buffer a BUFFER stands for (tinygrad's `t.uop.base.buffer`), allocated on first use."""
+    if self.op is not Ops.BUFFER: raise AttributeError(f"a {self.op} has no buffer: only a realized tensor's base (a BUFFER) has one")
+    from tinygrad.engine.realize import buffer_for
+    return buffer_for(self)
+  @property
   def base(self) -> UOp:
     u = self
     while u.op in GroupOp.Movement: u = u.src[0]
