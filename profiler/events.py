@@ -231,11 +231,13 @@ class Checker:
     evs: list[Any] | None = None
     try: evs = _DECODER.decode_lines(b"\n".join(objs))
     except (msgspec.DecodeError, RecursionError, TypeError): pass  # a bad one (worded below, one by one), or not texts
-    if evs is not None and len(evs) != len(objs): evs = None  # (a blank text)
+    if evs is not None and (len(evs) != len(objs) or not all(objs) or any(map(bytes.isspace, objs))):
+      evs = None  # one event per text, or they would be misplaced: decode_lines skips blanks, takes two values on a line
     out: list[Event | SchemaError] = []
     for i, o in enumerate(objs):
       try: out.append(self.check(evs[i]) if evs is not None else self.event(o))
       except SchemaError as e: out.append(e)
+      except (msgspec.DecodeError, RecursionError) as e: out.append(SchemaError(f"not JSON: {e}"))
     return out
 
   def check(self, ev: Event) -> Event:

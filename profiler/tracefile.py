@@ -220,7 +220,8 @@ class JsonlDecoder:
     or does not decode: the line by line path then says which and why."""
     try: events = _LINES.decode_lines(body)
     except (msgspec.DecodeError, RecursionError): return False
-    if len(events) != len(lines): return False  # blank lines (skipped by decode_lines): line numbers would be off
+    # one event per line, or the line numbers would be off: decode_lines skips blank lines and takes two values on one
+    if len(events) != len(lines) or not all(lines) or any(map(bytes.isspace, lines)): return False
     check, shared, first = self._checker.check, self._shared, self.line + 1
     for i, ev in enumerate(events):
       try: check(ev)
