@@ -50,7 +50,7 @@ export function mergeLane(lane, t0, t1, k, out, minPx = 1, maxPx = 3) {
     // every later span that starts before the next pixel boundary (inside the cell) lands in this rectangle: jump
     // past them, unless the last of them reaches far beyond it (a wide span: it gets its own rectangle)
     const bound = Math.min(Math.floor(cx1) + 1, cend);
-    const j = lowerBound(start, o + bound / k, i + 1, n);
+    const j = gallop(start, o + bound / k, i + 1, n);
     let last = j - 1;
     if (last > i && (pmax[last] - o) * k > bound + minPx) last--;
     if (last > i + 1 && (pmax[last] - o) * k <= bound + minPx) {
@@ -62,6 +62,14 @@ export function mergeLane(lane, t0, t1, k, out, minPx = 1, maxPx = 3) {
   }
   flush();
   return out;
+}
+
+/** lowerBound from lo, probing lo, lo+1, lo+3, lo+7, ...: the span wanted is usually a few spans on (half the time of a
+ * binary search over the rest of the lane, the same answer). */
+function gallop(a, x, lo, hi) {
+  let step = 1, p = lo;
+  while (p < hi && a[p] < x) { lo = p + 1; p += step; step *= 2; }
+  return lowerBound(a, x, lo, Math.min(p, hi));
 }
 
 /**
