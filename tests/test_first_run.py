@@ -99,3 +99,33 @@ def test_early_library_error_reaches_the_user(tmp_path, monkeypatch):
   dev.compile_soon(p)
   with pytest.raises(ops_cpu.CompileError, match="failed to compile kernel r_9_9:"): dev.compile([p])
   assert not list(tmp_path.glob("*.tmp"))
+
+def test_rewrite_memo_reuses_untraced_results_and_traced_rewrites_still_match():
+  """Inside rewrite_memo an untraced rewrite with the same table skips the nodes an earlier one rewrote (fewer pattern
+  calls, the same result); a traced rewrite in the block still runs (and records) every match."""
+  from tinygrad import tracing
+  from tinygrad.uop.ops import UOp, UPat, PatternMatcher, graph_rewrite, rewrite_memo
+  calls = []
+  def fold(x: UOp, c: UOp):
+    calls.append(x)
+    return x if c.arg == 0 else None
+  pm = PatternMatcher([(UPat.var("x") + UPat.cvar("c"), fold)])
+  a = UOp.variable("a", 0, 9)
+  g = (a + 0) * 3 + (a + 0)
+  plain = graph_rewrite(g, pm)
+  n_plain = len(calls)
+  with rewrite_memo():
+    assert graph_rewrite(g, pm) is plain
+    calls.clear()
+    assert graph_rewrite(g, pm) is plain and calls == []  # every node's fixed point remembered
+    class Rec:
+      capture_rewrites = True
+      def __init__(self): self.matches = []
+      def rewrite_begin(self, *a): pass
+      def rewrite_match(self, pat, before, after, ns): self.matches.append(before)
+      def rewrite_end(self, *a): pass
+    rec = Rec()
+    tracing.tracer = rec  # type: ignore[assignment]
+    try: assert graph_rewrite(g, pm) is plain
+    finally: tracing.tracer = None
+    assert len(calls) == n_plain and rec.matches  # traced: matched again, and recorded

@@ -7,7 +7,7 @@ import ctypes, functools, itertools, os, sys, threading, weakref
 from typing import Any
 from tinygrad.helpers import DEBUG, NOOPT, GlobalCounters, getenv, perf_ns
 from tinygrad.terminal import ansilen, colored, tqdm
-from tinygrad.uop.ops import UOp, Ops, track_context
+from tinygrad.uop.ops import UOp, Ops, rewrite_memo, track_context
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts
 from tinygrad.codegen.linearize import Program, linearize
@@ -57,7 +57,8 @@ def get_program(ast: UOp, device: str) -> Program:
   if cached is not None:
     progs[key] = cached
     return cached
-  with track_context("kernel", name) as tc:
+  # rewrite_memo: the kernel's plans re-simplify mostly the same graph; untraced rewrites reuse what earlier ones found
+  with track_context("kernel", name) as tc, rewrite_memo():
     tried: list[dict] = []
     sink, granges = apply_opts(*lower_kernel(ast), vector=getattr(renderer, "vector_floats", 0) if kind == "CPU" else 0, max_upcast=renderer.max_upcast, tried=tried)
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])

@@ -403,8 +403,18 @@ class PatternMatcher:
 
 # ---------------------------------------------------------------- graph_rewrite
 
+class rewrite_memo:
+  """Inside the block an untraced graph_rewrite without ctx starts from what the earlier ones in the block rewrote each
+  node to under the same pattern table (a node's fixed point is the same every time: UOps are immutable): the plans of
+  one kernel re-simplify mostly the same graph. Only while nothing is traced, so every recorded match still happens."""
+  memo: dict[tuple[int, bool], tuple[PatternMatcher, dict[UOp, UOp]]] | None = None
+  def __enter__(self): self.prev, rewrite_memo.memo = rewrite_memo.memo, rewrite_memo.memo if rewrite_memo.memo is not None else {}
+  def __exit__(self, *exc): rewrite_memo.memo = self.prev
+
 def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) -> UOp:
   replace: dict[UOp, UOp] = {}
+  if (memo := rewrite_memo.memo) is not None and trace is None and ctx is None:
+    replace = memo.setdefault((id(pm), bottom_up), (pm, replace))[1]  # pm kept alive with it: its id is not reused
   def apply(n: UOp) -> UOp | None:
     r = pm.rewrite_pat(n, ctx)
     return None if r is None else r[0]
