@@ -1,12 +1,14 @@
 """fp8 (dtypes.fp8e4m3, dtypes.fp8e5m2, OCP formats): stored as their 8 bits, rounded to nearest even; a finite value
-beyond the range saturates to the largest finite (tinygrad 0.14's rule). They compute on the PYTHON device only (as
-tinygrad's CPU device, is_dtype_supported says False on CPU and CUDA); values are checked against torch's float8."""
+beyond the range saturates to the largest finite (tinygrad 0.14's rule). They compute on the PYTHON device and in the
+CPU's C kernels (the same conversions in C: renderer/fp8_c.py); CUDA's renderer refuses them. Values are checked
+against torch's float8."""
 import numpy as np
 import pytest
 import torch
 from tinygrad import Tensor, dtypes
 from tinygrad.device import is_dtype_supported
 from tinygrad.dtype import float_to_fp8, fp8_to_float, least_upper_dtype, _to_torch_dtype
+from tinygrad.uop.ops import UOp, Ops
 
 FP8 = [dtypes.fp8e4m3, dtypes.fp8e5m2]
 TOP = {dtypes.fp8e4m3: 448.0, dtypes.fp8e5m2: 57344.0}
@@ -47,11 +49,28 @@ def test_arithmetic_on_python_device_rounds_each_result():
 
 def test_support_and_promotion():
   for dt in FP8:
-    assert is_dtype_supported(dt, "PYTHON") and not is_dtype_supported(dt, "CPU") and not is_dtype_supported(dt, "CUDA")
+    assert is_dtype_supported(dt, "PYTHON") and is_dtype_supported(dt, "CPU") and not is_dtype_supported(dt, "CUDA")
     assert dt.itemsize == 1 and dtypes.is_float(dt) and dt in dtypes.fp8s
     assert least_upper_dtype(dt, dtypes.float16) == dtypes.float16 and least_upper_dtype(dt, dtypes.bfloat16) == dtypes.bfloat16
   assert least_upper_dtype(dtypes.fp8e4m3, dtypes.fp8e5m2) == dtypes.float16
 
-def test_cpu_refuses_fp8_clearly():
-  with pytest.raises(NotImplementedError, match="fp8e4m3 computes only on the PYTHON device"):
-    Tensor([1.0, 2.0], dtype=dtypes.fp8e4m3, device="CPU").numpy()
+def test_cuda_renderer_refuses_fp8_clearly():
+  from tinygrad.runtime.ops_cuda import CUDADevice
+  from tinygrad.codegen.linearize import Program
+  p = Program("k", [UOp(Ops.CONST, dtypes.fp8e4m3, arg=1.0)], {}, [], (), (), 0, 0)
+  with pytest.raises(NotImplementedError, match="fp8e4m3 computes only on the PYTHON device"): CUDADevice.renderer.render(p)
+
+@pytest.mark.parametrize("dt", dtypes.fp8s)
+def test_cpu_kernels_compute_fp8_as_the_python_device(dt):
+  # the C conversions (renderer/fp8_c.py) against the Python ones, every bit pattern and rounding near each value
+  x = torch.cat([torch.linspace(-1.2 * TOP.get(dt, 240.0), 1.2 * TOP.get(dt, 240.0), 8001), torch.logspace(-20, 0, 300, base=2.0),
+                 -torch.logspace(-20, 0, 300, base=2.0), torch.tensor([0.0, -0.0, 1e9, -1e9])]).numpy()
+  cpu, py = Tensor(x, device="CPU").cast(dt), Tensor(x, device="PYTHON").cast(dt)
+  assert cpu.bitcast(dtypes.uint8).tolist() == py.bitcast(dtypes.uint8).tolist() == [float_to_fp8(float(v), dt) for v in x]
+  bits = list(range(256))
+  np.testing.assert_array_equal(Tensor(bits, dtype=dtypes.uint8, device="CPU").bitcast(dt).float().numpy(),
+                                np.array([fp8_to_float(b, dt) for b in bits], np.float32))
+  a, b = Tensor([1.5, 2.0, -0.3, 7.0], device="CPU").cast(dt), Tensor([3.0, 0.7, 0.5, -9.0], device="CPU").cast(dt)
+  pa, pb = Tensor([1.5, 2.0, -0.3, 7.0], device="PYTHON").cast(dt), Tensor([3.0, 0.7, 0.5, -9.0], device="PYTHON").cast(dt)
+  for f in (lambda u, v: u * v, lambda u, v: u + v, lambda u, v: u.maximum(v), lambda u, v: (u * v).sum(), lambda u, v: u < v):
+    assert f(a, b).tolist() == f(pa, pb).tolist()

@@ -217,5 +217,6 @@ def is_dtype_supported(dtype: DType, device: str | tuple[str, ...] | None = None
   from tinygrad.dtype import dtypes
   devs = Device.canonicalize(device)
   for d in devs if isinstance(devs, tuple) else (devs,): Device._cls(d)  # the device kind exists (CUDA needs no GPU to answer)
-  if dtype in dtypes.fp8s: return all(d.partition(":")[0] == "PYTHON" for d in (devs if isinstance(devs, tuple) else (devs,)))  # no fp8 in C here
+  # fp8: PYTHON computes in it, the CPU's C converts its bits (renderer/fp8_c.py); CUDA's renderer has no fp8 yet
+  if dtype in dtypes.fp8s: return all(d.partition(":")[0] in ("PYTHON", "CPU") for d in (devs if isinstance(devs, tuple) else (devs,)))
   return isinstance(dtype, DType) and dtype.count == 1 and dtype in dtypes.all

@@ -10,6 +10,7 @@ from tinygrad.dtype import DType, dtypes, f32_to_bf16_bits
 from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, graph_step
 from tinygrad.codegen.linearize import Program
 from tinygrad.codegen.upcast import MAX_UPCAST
+from tinygrad.renderer.fp8_c import fp8_rewrite, FP8_C
 
 def _fn(name: str) -> Callable[[DType, list[str]], str]:
   def f(dt: DType, a: list[str]) -> str:
@@ -95,7 +96,7 @@ def _omp(ctx: RenderCtx, x: UOp) -> str:
   """The OpenMP pragma line in front of loop x, if any: the first global loop of a parallel kernel is split over
   threads; an innermost loop reducing into one float accumulator is a simd reduction."""
   acc = ctx.loop_acc.get(x)
-  if acc is not None and acc.dtype == dtypes.bfloat16: acc = None  # its bits are an unsigned short: OpenMP would reduce the bits
+  if acc is not None and (acc.dtype == dtypes.bfloat16 or acc.dtype in dtypes.fp8s): acc = None  # its bits: OpenMP would reduce the bits
   red_op = ctx.acc_ops.get(acc) if acc is not None else None
   red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{ctx[acc]})" if acc is not None and red_op else ""
   simd = " simd" if acc is not None and red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(acc.dtype) and x not in ctx.nested else ""
@@ -131,7 +132,7 @@ bf16_rewrite = PatternMatcher([
   (UPat(Ops.ACC_UPDATE, src=(UPat.var("a", dtypes.bfloat16), UPat.var("v")), name="x"), _bf16_acc),
 ])
 
-string_rewrite = bf16_rewrite + PatternMatcher([
+string_rewrite = fp8_rewrite(BF16_ALU) + bf16_rewrite + PatternMatcher([  # fp8 first: its casts to and from bfloat16
   # names: these get no line of their own
   (UPat(Ops.DEFINE_GLOBAL, name="x"), lambda x: f"data{x.arg[0]}"),
   (UPat(Ops.SINK), lambda: ""),
@@ -172,8 +173,10 @@ class CStyleRenderer:
   kernel_prefix = "void"
   buffer_qualifier = "restrict"
   string_rewrite = string_rewrite  # a subclass puts its own rules in front (CUDA: half arithmetic, threads for loops)
-  type_names: dict[DType, str] = {dtypes.bfloat16: "unsigned short"}  # how a type is spelled (CUDA: half); bfloat16: its bits
+  # how a type is spelled (CUDA: half); bfloat16 and fp8: their bits
+  type_names: dict[DType, str] = {dtypes.bfloat16: "unsigned short", **{f8: "unsigned char" for f8 in dtypes.fp8s}}
   source_only = False  # True: the source is only shown (the PYTHON device's), never compiled: fp8 may appear in it
+  fp8 = False  # True: fp8 renders as its bits with the conversions of renderer/fp8_c.py in the prelude (the CPU's C)
   max_upcast = MAX_UPCAST  # copies of a loop body the optimizer may make (GPU renderers want fewer)
   parallel_threshold = 1 << 20  # below this much work, waking the other threads costs more than it saves
   parallel_stream_bytes = 1 << 25  # a memory-bound kernel moving more than this gains from a second core
@@ -184,7 +187,7 @@ class CStyleRenderer:
 
   def render(self, p: Program) -> str:
     """p's source; sets p.line_uops. Traced as the kernel context's "render" step."""
-    if not self.source_only and (f8 := next((u for u in p.uops if u.dtype in dtypes.fp8s), None)) is not None:
+    if not self.source_only and not self.fp8 and (f8 := next((u for u in p.uops if u.dtype in dtypes.fp8s), None)) is not None:
       raise NotImplementedError(f"{p.name}: {f8.dtype} computes only on the PYTHON device here (is_dtype_supported says so); "
                                 "cast to float first there")
     lin = p.lin if p.lin is not None else UOp(Ops.LINEAR, src=tuple(p.uops))
@@ -252,4 +255,4 @@ static inline unsigned short tg_f2bf(float f) {
   if ((c.u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)(((c.u >> 16) & 0x8000u) | 0x7fc0u);  /* nan: a quiet nan */
   return (unsigned short)((c.u + 0x7fffu + ((c.u >> 16) & 1u)) >> 16);  /* round to nearest, ties to even */
 }
-"""
+""" + FP8_C

@@ -156,6 +156,7 @@ def native_vector_floats() -> int:
   return 16 if "__AVX512F__" in macros else 8 if "__AVX__" in macros else 4
 
 class CPURenderer(CStyleRenderer):
+  fp8 = True  # fp8 as its bits, converted in C (renderer/fp8_c.py)
   @property
   def vector_floats(self) -> int: return native_vector_floats()
 
