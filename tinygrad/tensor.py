@@ -752,7 +752,9 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return self if dt == self.dtype else self._alu(Ops.CAST, dtype=dt)
   def bitcast(self, dtype: DType | str) -> Tensor:
     dt = to_dtype(dtype)
-    if dt.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast from {self.dtype} to {dt} needs equal item sizes")
+    if dt.itemsize != self.dtype.itemsize:  # the last dimension's bytes, reinterpreted (tinygrad's rule)
+      from tinygrad.tensor_bitcast import bitcast_resize
+      return bitcast_resize(self, dt)
     return self._alu(Ops.BITCAST, dtype=dt)
   def float(self) -> Tensor: return self.cast(dtypes.float32)
   def half(self) -> Tensor: return self.cast(dtypes.float16)
