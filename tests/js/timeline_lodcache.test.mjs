@@ -98,3 +98,13 @@ test("the cache merges again when the lane's data, the zoom or the range changes
   assert.notEqual(cache.get(TRACK, 1, lane, v.t0, v.t1, v.k), cache.get(OTHER, 1, lane, v.t0, v.t1, v.k));
   assert.equal(cache.misses, 7);
 });
+
+test("a pan whose window length differs in its last bits still reuses the merge", () => {
+  const lane = laneOf(5000, 5), cache = new LaneCache(), v = view(lane, 0.05);
+  const e = cache.get(TRACK, 0, lane, v.t0, v.t1, v.k);
+  // t1 - t0 of a panned window is not always the same float: nor then is k
+  const d = (v.t1 - v.t0) * 0.1, t0 = v.t0 + d, t1 = v.t1 + d + (v.t1 - v.t0) * 1e-13, k = W / (t1 - t0);
+  assert.notEqual(k, v.k);
+  assert.equal(cache.get(TRACK, 0, lane, t0, t1, k), e);
+  assert.notEqual(cache.get(TRACK, 0, lane, t0, t1, k * 1.001), e);  // a zoom is not
+});

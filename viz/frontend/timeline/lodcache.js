@@ -15,8 +15,11 @@ export function mergeFor(lane, t0, t1, k, margin = 0.5, out = new Rects(1024)) {
   return { lane, k, ta, tb, rects: mergeLane(lane, ta, tb, k, out) };
 }
 
+/** The same zoom: a pan moves t0 and t1 alike, but t1 - t0 may then differ in its last bits (so may k). */
+export const sameK = (a, b) => Math.abs(a - b) <= 1e-9 * b;
+
 /** Whether `e` (mergeFor) answers the window [t0, t1] at k px/ns for this lane. */
-export function covers(e, lane, t0, t1, k) { return e.lane === lane && e.k === k && t0 >= e.ta && t1 <= e.tb; }
+export function covers(e, lane, t0, t1, k) { return e.lane === lane && sameK(e.k, k) && t0 >= e.ta && t1 <= e.tb; }
 
 /**
  * Whole pixels to add to an entry's x for the window from t0: the time-0 grid's pixels land on whole screen pixels,
@@ -40,7 +43,7 @@ export class LaneCache {
     if (e && covers(e, lane, t0, t1, k)) { this.hits++; return e; }
     this.misses++;
     // zooming: every frame has its own k, a margin would only cost; panning (or a first draw) gets one
-    const margin = e && e.k !== k ? 0 : 0.5;
+    const margin = e && !sameK(e.k, k) ? 0 : 0.5;
     return list[l] = mergeFor(lane, t0, t1, k, margin, e ? e.rects.clear() : undefined);  // reuses the old buffers
   }
 }
