@@ -50,7 +50,7 @@ def test_finfo():
   with pytest.raises(ValueError, match="float dtype"): dtypes.finfo(dtypes.int32)
 
 def test_comma_list_setting():
-  assert EMULATED_DTYPES.tolist(dtypes) == []  # nothing emulated: every dtype here runs natively
+  assert EMULATED_DTYPES.tolist(dtypes) == []  # nothing asked for
   from tinygrad.helpers import ContextVar
   v = ContextVar("TINYVIZ_TEST_LIST", "")
   with Context(TINYVIZ_TEST_LIST="half, bfloat16"):
@@ -62,3 +62,13 @@ def test_no_ptx_or_nir_renderer():
   assert not isinstance(Device[Device.DEFAULT].renderer, (PTXRenderer, NIRRenderer))
   with pytest.raises(NotImplementedError, match="no PTX renderer"): PTXRenderer()
   with pytest.raises(NotImplementedError, match="no NIR renderer"): NIRRenderer()
+
+def test_emulated_dtypes_takes_the_dtypes_emulated_here_anyway():
+  # bfloat16 and the fp8s are always stored as their bits and computed in float: asking for their emulation is fine
+  with Context(EMULATED_DTYPES="bfloat16,fp8e4m3"):
+    assert EMULATED_DTYPES.tolist(dtypes) == [dtypes.bfloat16, dtypes.fp8e4m3]
+    assert Tensor([1.5, 300.0]).cast(dtypes.fp8e4m3).tolist() == [1.5, 288.0]
+  assert EMULATED_DTYPES.tolist() == []
+  for native in ("half", "long", "bfloat16,int64"):  # these run natively: there is no emulated path to switch to
+    with pytest.raises(ValueError, match="run natively here"):
+      with Context(EMULATED_DTYPES=native): pass

@@ -36,10 +36,14 @@ class ContextVar:
     # a bad value of a setting read at import (DEBUG=abc) stops the script with one line naming it, as VIZ's does
     try: self.value = _env(key, default)
     except ValueError as e: raise SystemExit(f"tinygrad: {e}") from None
-    if lacks is not None and self.value != default:
-      print(f"tinygrad: {key}={self.value} is ignored: {lacks}", file=sys.stderr)
+    if (why := self.refuses(self.value)) is not None:
+      print(f"tinygrad: {key}={self.value} is ignored: {why}", file=sys.stderr)
       self.value = default
     ContextVar._all[key] = self
+  def refuses(self, v: Any) -> str | None:
+    """Why value v can't be set (None: it can). lacks may be a function of the value: a mode this engine has for some values."""
+    if self.lacks is None or v == self.default: return None
+    return self.lacks(v) if callable(self.lacks) else self.lacks
   def __bool__(self): return bool(self.value)
   def __ge__(self, x): return self.value >= x
   def __gt__(self, x): return self.value > x
@@ -96,7 +100,13 @@ OPENPILOT_HACKS = ContextVar("OPENPILOT_HACKS", 0, lacks="this engine has no ope
 CPU_LLVM = ContextVar("CPU_LLVM", 0, lacks="the CPU device compiles C with the system C compiler; there is no LLVM backend")
 AMD_LLVM = ContextVar("AMD_LLVM", 0, lacks="this engine has no AMD device")
 EMULATE = ContextVar("EMULATE", "", lacks="this engine emulates no other device")
-EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "", lacks="this engine emulates no dtypes: each dtype it has runs natively")
+def _emulated(v: Any) -> str | None:
+  # bfloat16 and the fp8s are always emulated here (stored as their bits, computed in float: renderer/cstyle.py, fp8_c.py),
+  # so asking for that is what happens anyway; the other dtypes run natively, with no emulated path to switch to
+  native = [n for n in str(v).split(",") if n.strip() and n.strip() not in _ALWAYS_EMULATED]
+  return f"{', '.join(n.strip() for n in native)} run natively here: only {', '.join(_ALWAYS_EMULATED)} are emulated (always)" if native else None
+_ALWAYS_EMULATED = ("bfloat16", "fp8e4m3", "fp8e5m2", "fp8e4m3fnuz", "fp8e5m2fnuz")
+EMULATED_DTYPES = ContextVar("EMULATED_DTYPES", "", lacks=_emulated)
 VALIDATE_WITH_CPU = ContextVar("VALIDATE_WITH_CPU", 0, lacks="this engine does not re-run kernels on CPU to check them")
 CI = bool(_env("CI", ""))
 
@@ -116,7 +126,8 @@ class Context:
   def __init__(self, **kwargs: Any):
     for k, v in kwargs.items():
       if k not in ContextVar._all: raise KeyError(f"Context: unknown setting {k}; known: {', '.join(sorted(ContextVar._all))}")
-      if (cv := ContextVar._all[k]).lacks is not None and v != cv.value: raise ValueError(f"Context({k}={v!r}): {cv.lacks}")
+      if (cv := ContextVar._all[k]).lacks is not None and v != cv.value and (why := cv.refuses(v)) is not None:
+        raise ValueError(f"Context({k}={v!r}): {why}")
     self.kwargs, self.stack = kwargs, []
   def __enter__(self):
     old = {}
