@@ -34,7 +34,7 @@ export class Renderer {
     this.g = canvas.getContext("2d", { alpha: false });
     this.laneCache = new LaneCache();  // merged lanes, kept from frame to frame (lodcache.js)
     this.bitmaps = new WeakMap();  // track -> its lanes' pixel rows (laneBitmap)
-    this.ents = []; this.fewOf = [];  // drawTrack's per-lane scratch
+    this.ents = []; this.laneRow = [];  // drawTrack's per-lane scratch: merged lane, bitmap row (-1: filled directly)
     this.textW = new Map();  // gid -> measured label width (px)
     this.kparts = new Map();  // gid -> a kernel name's coloured parts [{text, color, w}] (null: not a kernel name)
     this.images = new Map();  // label key -> {img, dpr, W, H}: whole labels drawn once (textImage)
@@ -111,7 +111,10 @@ export class Renderer {
     // the lanes' rectangles as pixel rows of one small bitmap, each row stretched over its lane by one drawImage:
     // a canvas call (and its rasterizing) per rectangle was most of a zoomed-out frame. A lane of a few rectangles
     // (zoomed in) is filled directly: cheaper than its row, the same pixels
-    const W = Math.max(1, Math.ceil(this.width - LABEL_W)), nl = t.lanes.length, bm = this.laneBitmap(t, W, nl), px = bm.px;
+    const W = Math.max(1, Math.ceil(this.width - LABEL_W)), nl = t.lanes.length;
+    // a row for each lane on screen, not for each lane (a flame can be thousands deep)
+    const bm = this.laneBitmap(t, W, Math.min(nl, Math.ceil(this.height / LH) + 2)), px = bm.px;
+    let rows = 0;
     const ents = this.ents;  // this frame's merged lanes of the track (null: lane not on screen)
     let n = 0, bitmap = false;
     for (let l = 0; l < nl; l++) {
@@ -119,7 +122,7 @@ export class Renderer {
       ents[l] = null;
       if (ly + LH < HEADER_H || ly > this.height) continue;
       const e = ents[l] = this.laneCache.get(t, l, t.lanes[l], t0, t1, k), rects = e.rects, off = shift(e, t0);
-      const base = l * W, few = rects.n <= FEW_RECTS;
+      const few = rects.n <= FEW_RECTS, row = few ? -1 : rows++, base = row * W;
       if (!few) px.fill(0, base, base + W);
       // matches of a search (or the highlighted name) painted last: where rectangles share a pixel, they show
       for (let pass = mask ? 0 : 1; pass < 2; pass++) {
@@ -138,15 +141,15 @@ export class Renderer {
         }
       }
       bitmap ||= !few;
-      this.fewOf[l] = few;
+      this.laneRow[l] = row;
     }
     if (bitmap) bm.g.putImageData(bm.img, 0, 0);
     for (let l = 0; l < nl; l++) {
       const e = ents[l], ly = y + TRACK_PAD + l * LH;
       if (!e) continue;
-      if (!this.fewOf[l]) {
+      if (this.laneRow[l] >= 0) {
         g.imageSmoothingEnabled = false;  // stretched as whole pixels; label bitmaps are drawn smoothed as before
-        g.drawImage(bm.canvas, 0, l, W, 1, LABEL_W, ly, W, LH - 1);
+        g.drawImage(bm.canvas, 0, this.laneRow[l], W, 1, LABEL_W, ly, W, LH - 1);
         g.imageSmoothingEnabled = true;
       }
       // labels over the rectangles: one fillStyle, fewer state changes
@@ -165,7 +168,7 @@ export class Renderer {
     return n;
   }
 
-  /** A track's bitmap of lane rows (one pixel row per lane, W px wide), kept with the track and resized as needed. */
+  /** A track's bitmap of `nl` lane rows (one pixel row each, W px wide), kept with the track and resized as needed. */
   laneBitmap(t, W, nl) {
     let bm = this.bitmaps.get(t);
     if (!bm || bm.W !== W || bm.nl !== nl) {
