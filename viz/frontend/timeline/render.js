@@ -34,6 +34,7 @@ export class Renderer {
     this.g = canvas.getContext("2d", { alpha: false });
     this.laneCache = new LaneCache();  // merged lanes, kept from frame to frame (lodcache.js)
     this.bitmaps = new WeakMap();  // track -> its lanes' pixel rows (laneBitmap)
+    this.counterPaths = new WeakMap();  // counter -> its step path for the last view (drawCounter)
     this.ents = []; this.laneRow = [];  // drawTrack's per-lane scratch: merged lane, bitmap row (-1: filled directly)
     this.textW = new Map();  // gid -> measured label width (px)
     this.kparts = new Map();  // gid -> a kernel name's coloured parts [{text, color, w}] (null: not a kernel name)
@@ -233,20 +234,29 @@ export class Renderer {
   drawCounter(r, y, v, k, plotW) {
     const g = this.g, c = r.counter;
     if (!c.ts) { g.fillStyle = THEME.muted; g.fillText("loading…", LABEL_W + 8, y + r.h / 2); return; }
-    const pts = counterSteps(c.ts, c.values, v.vp.t0, v.vp.t1, k);
     const top = y + 4, h = r.h - 8, lo = Math.min(c.min, 0), span = (c.max - lo) || 1;
     const yOf = val => top + h - ((val - lo) / span) * h;
-    if (pts.n) {
-      g.beginPath(); g.moveTo(LABEL_W + Math.max(pts.x[0], 0), top + h);
-      let prev = null;
-      for (let i = 0; i < pts.n; i++) {
-        const x = LABEL_W + Math.max(pts.x[i], 0);
-        if (prev !== null) g.lineTo(x, prev);
-        prev = yOf(pts.v[i]); g.lineTo(x, prev);
+    // the step path is kept while the view, the row and the data stay (a redraw for the cursor, hover or selection)
+    let cp = this.counterPaths.get(c);
+    const { t0, t1 } = v.vp;
+    if (!cp || cp.ts !== c.ts || cp.max !== c.max || cp.min !== c.min || cp.t0 !== t0 || cp.t1 !== t1 || cp.k !== k || cp.y !== y || cp.h !== r.h || cp.plotW !== plotW) {
+      const pts = counterSteps(c.ts, c.values, t0, t1, k);
+      let path = null;
+      if (pts.n) {
+        path = new Path2D(); path.moveTo(LABEL_W + Math.max(pts.x[0], 0), top + h);
+        let prev = null;
+        for (let i = 0; i < pts.n; i++) {
+          const x = LABEL_W + Math.max(pts.x[i], 0);
+          if (prev !== null) path.lineTo(x, prev);
+          prev = yOf(pts.v[i]); path.lineTo(x, prev);
+        }
+        path.lineTo(LABEL_W + plotW, prev); path.lineTo(LABEL_W + plotW, top + h); path.closePath();
       }
-      g.lineTo(LABEL_W + plotW, prev); g.lineTo(LABEL_W + plotW, top + h); g.closePath();
-      g.fillStyle = THEME.counterFill; g.fill();
-      g.strokeStyle = THEME.counter; g.lineWidth = 1; g.stroke();
+      this.counterPaths.set(c, cp = { ts: c.ts, max: c.max, min: c.min, t0, t1, k, y, h: r.h, plotW, path });
+    }
+    if (cp.path) {
+      g.fillStyle = THEME.counterFill; g.fill(cp.path);
+      g.strokeStyle = THEME.counter; g.lineWidth = 1; g.stroke(cp.path);
     }
     g.fillStyle = THEME.muted; g.textBaseline = "top";
     g.fillText(`max ${formatCounter(c, c.max)}`, LABEL_W + 4, y + 2);
