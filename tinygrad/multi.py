@@ -15,9 +15,12 @@ def multi(srcs: list[UOp] | tuple[UOp, ...], axis: int | None) -> UOp: return UO
 def _device(d: str) -> UOp: return UOp(Ops.DEVICE, arg=d)
 def _copy(x: UOp, d: str) -> UOp: return x if x.device == d else UOp(Ops.COPY, x.dtype, (x, _device(d)))
 
+class ShardError(ValueError, RuntimeError):
+  """A shape that doesn't split into equal shards: a ValueError, and the RuntimeError tinygrad raises."""
+
 def check_divides(shape: tuple[int, ...], axis: int, n: int) -> None:
   if shape[axis] % n != 0:
-    raise ValueError(f"cannot shard axis {axis} of shape {shape} over {n} devices: {shape[axis]} does not divide by {n} (shards must be of equal size)")
+    raise ShardError(f"cannot shard axis {axis} of shape {shape} over {n} devices: {shape[axis]} does not divide by {n} (shards must be of equal size)")
 
 def shard_piece(x: UOp, axis: int, i: int, n: int) -> UOp:
   """Device i's part of a whole value x split in n along axis."""
@@ -153,6 +156,19 @@ pm_multi = PatternMatcher([
   (UPat(Ops.MSELECT, src=(M,), name="s"), mselect_multi),
   (UPat(GroupOp.All - {Ops.SINK, Ops.MULTI}, name="x"), unsupported),
 ])
+
+def allreduce(x: UOp, op: Ops, device) -> UOp:
+  """x's pieces combined elementwise with op on every device (naive: each device copies in every piece, in device
+  order, so all devices get the same bits); split as x is."""
+  if op not in (Ops.ADD, Ops.MUL, Ops.MAX): raise ValueError(f"allreduce: op must be Ops.ADD, Ops.MUL or Ops.MAX, got {op}")
+  if not isinstance(x.device, tuple): raise ValueError(f"allreduce of a value on one device ({x.device}): shard it first")
+  if tuple(device) != x.device: raise ValueError(f"allreduce over {tuple(device)}, but the value is on {x.device}")
+  m = lower_multi(UOp(Ops.SINK, src=(x,))).src[0]
+  def combine(d: str) -> UOp:
+    out = None
+    for p in m.src: out = _copy(p, d) if out is None else UOp(op, p.dtype, (out, _copy(p, d)))
+    return out  # type: ignore[return-value]
+  return multi([combine(p.device) for p in m.src], m.arg)
 
 def shard_axis(x: UOp) -> int | None:
   """The axis a multi-device value is split along (None: each device holds a copy), read off its lowered graph."""

@@ -56,6 +56,11 @@ def _const(val: Any, dtype: DType, device: str, shape: tuple[int, ...] = ()) -> 
   if not shape: return c
   return UOp(Ops.EXPAND, dtype, (UOp(Ops.RESHAPE, dtype, (c,), (1,) * len(shape)),), tuple(shape))
 
+def _placed_const(t: Tensor, device: Any) -> Tensor:
+  """A device-less constant (Tensor(UOp.const(dtypes.float, 1.0))) made on device; anything else as it is."""
+  if t.device is not None or device is None or t.uop.base.op is not Ops.CONST: return t
+  return Tensor.full(t.shape, t.uop.base.arg, t.dtype, device)
+
 def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   nd = max(len(s) for s in shapes)
   padded = [(1,) * (nd - len(s)) + s for s in shapes]
@@ -125,7 +130,10 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dev = Device.canonicalize(device)
     dt = to_dtype(dtype) if dtype is not None else None
-    if isinstance(data, UOp): u = data if dt is None or data.dtype == dt else data.cast(dt)
+    if isinstance(data, UOp):
+      # as tinygrad: a Tensor wraps the UOp as it is (cast it with .cast to change its dtype)
+      assert dt is None or data.dtype == dt, f"Tensor(UOp of {data.dtype}, dtype={dt}): the dtypes differ; a UOp isn't cast here, use .cast()"
+      u = data
     elif isinstance(data, Tensor): u = data.uop if dt is None else data.uop.cast(dt)
     elif data is None: u = _host_buffer(b"", dt or dtypes.default_float, dev)
     elif isinstance(data, (bool, int, float)): u = _const(data, dt or dtypes.from_py(data), dev)
@@ -316,11 +324,13 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     return self._new(multi([_copy(shard_piece(self.uop, ax, i, len(devs)), d) for i, d in enumerate(devs)], ax))
   def shard_like(self, y: Tensor) -> Tensor:
     """This tensor on y's device, or sharded as y is (the same devices and axis)."""
-    from tinygrad.multi import reshard
     if isinstance(y.device, str): return self.to(y.device)
     if not isinstance(self.device, tuple): return self.shard(y.device, y.uop.axis)
+    # as tinygrad: a multi-device tensor is only "sharded like" one it already is sharded like
     if self.device != y.device: raise RuntimeError(f"shard_like: this tensor is on {self.device}, y on {y.device}: gather it first (.to(one device))")
-    return self if self.uop.axis == y.uop.axis else self._new(reshard(self.uop, y.uop.axis))
+    if self.uop.axis != y.uop.axis:
+      raise RuntimeError(f"shard_like: this tensor is split along axis {self.uop.axis}, y along {y.uop.axis}: gather it first (.to(one device))")
+    return self
   def shard_(self, devices: tuple[str, ...], axis: int | None = None) -> Tensor: self.uop = self.shard(devices, axis).uop; return self
   def clone(self, device: str | None = None) -> Tensor:
     """A copy in a buffer of its own (on `device`, default this tensor's): writing to one never changes the other."""
@@ -328,6 +338,8 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if d != self.device: return self.to(d)
     # a realized tensor is its buffer already (contiguous() of it is a no-op): copy it; anything else computes anew
     if isinstance(d, str) and is_contiguous_view(self.uop): ret = self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
+    elif self.uop.op is Ops.MULTI and is_contiguous_view(self.uop):  # each device copies its own piece
+      ret = self._new(UOp(Ops.MULTI, self.dtype, tuple(UOp(Ops.COPY, s.dtype, (s, UOp(Ops.DEVICE, arg=s.device))) for s in self.uop.src), self.uop.arg))
     else: ret = self.contiguous()
     if self.grad is not None: ret.grad = self.grad.clone()  # as tinygrad: the clone carries a copy of the gradient
     return ret
@@ -341,6 +353,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     x = x if isinstance(x, Tensor) else Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign shape mismatch: {self.shape} <- {x.shape}")
     if x.device != self.device: raise ValueError(f"assign device mismatch: {self.device} <- {x.device}")
+    if (into_base := self._assign_view(x)) is not None: return into_base
     # the target must be a buffer; realizing it must not run other pending assigns early (readers of old values would miss them)
     if not is_contiguous_view(pending := self.uop):
       Tensor.realize_all([self], with_pending_assigns=False, share=False)
@@ -352,6 +365,32 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       self.uop = self.clone().uop; Tensor.realize_all([self], with_pending_assigns=False, share=False)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.cast(self.dtype).uop))
     Tensor._pending_assigns.add(self)
+    return self
+  def _assign_view(self, x: Tensor) -> Tensor | None:
+    """assign into a view (slice, permute, flip, reshape, pad) of a realized tensor writes into the viewed buffer, as in
+    tinygrad (`t[:, 2:3].assign(v)` changes t): the view's movements are undone on x and on a mask of the places it
+    covers, and the base is assigned mask.where(x, its old value). None when self is no such view."""
+    chain, u = [], self.uop
+    while u.op in (Ops.SHRINK, Ops.PERMUTE, Ops.FLIP, Ops.RESHAPE, Ops.PAD): chain.append(u); u = u.src[0]
+    if not chain or all(m.op is Ops.RESHAPE for m in chain) or not is_contiguous_view(u): return None
+    # the tensor holding the base (`t` of t[:, 2:3], maybe itself a reshape of the buffer) takes the assign, so its
+    # later reads see it
+    held = {t.uop: t for t in Tensor._live}
+    if (k := next((i for i, m in enumerate(chain) if m.src[0] in held and is_contiguous_view(m.src[0])), None)) is not None:
+      chain, u = chain[:k + 1], chain[k].src[0]
+    val, mask = x.cast(self.dtype).uop, Tensor.full(self.shape, True, dtypes.bool, self.device).uop
+    for m in chain:  # from the view back to the base
+      src = m.src[0].shape
+      if m.op is Ops.SHRINK: op, arg = Ops.PAD, tuple((b, s - e) for (b, e), s in zip(m.arg, src))
+      elif m.op is Ops.PAD: op, arg = Ops.SHRINK, tuple((b, b + s) for (b, _), s in zip(m.arg, src))
+      elif m.op is Ops.PERMUTE: op, arg = Ops.PERMUTE, tuple(sorted(range(len(m.arg)), key=m.arg.__getitem__))
+      else: op, arg = m.op, (src if m.op is Ops.RESHAPE else m.arg)
+      val, mask = UOp(op, val.dtype, (val,), arg), UOp(op, dtypes.bool, (mask,), arg)
+    if (base := held.get(u)) is None: base = Tensor(u)
+    base.assign(Tensor(mask).where(Tensor(val), Tensor(u)))
+    cur = base.uop
+    for m in reversed(chain): cur = UOp(m.op, m.dtype, (cur,), m.arg)
+    self.uop = cur
     return self
   def replace(self, x: Tensor) -> Tensor: self.uop = x.uop; return self
 
@@ -446,6 +485,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     shape = Tensor._shape_arg(shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
     dev = Device.canonicalize(device)
+    if isinstance(dev, tuple): raise ValueError(f"rand on several devices {dev}: make it on one and .shard() it (or rand_like a sharded tensor)")
     if prod(shape) == 0: return Tensor.zeros(*shape, dtype=dt, device=dev, **kw)
     # as many random bits as dt's significand holds: every value is then exact in dt, so a half draw is never
     # rounded up to 1.0 (24 bits cast to half would be, for draws above 1 - 2**-12)
@@ -518,14 +558,24 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     # a uniform draw picks the first category whose cdf exceeds it: count the cdf entries at or below it
     idx = (Tensor.rand(num_samples, w.shape[0], 1, device=self.device) >= cdf.unsqueeze(0)).sum(2).permute(1, 0)
     return (idx.squeeze(0) if self.ndim == 1 else idx).cast(dtypes.int32)
+  def _multi_like(self, device: Any, make) -> Tensor:
+    """A *_like of a multi-device tensor: made on one device and sharded as self is (on self's devices only)."""
+    if device is not None: raise RuntimeError(f"*_like of a multi-device tensor (on {self.device}) takes no device=: it is made where self is")
+    return make(None).shard(self.device, self.uop.axis)
   def full_like(self, fill_value, dtype=None, device=None, buffer: bool = False, **kw) -> Tensor:
+    if isinstance(self.device, tuple):
+      return self._multi_like(device, lambda d: Tensor.full(self.shape, fill_value, dtype or self.dtype, d, buffer, **kw))
     return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device, buffer, **kw)
   def zeros_like(self, **kw) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw) -> Tensor: return self.full_like(1, **kw)
   def rand_like(self, dtype=None, device=None, **kw) -> Tensor:
-    return Tensor.rand(*self.shape, dtype=dtype or (self.dtype if dtypes.is_float(self.dtype) else None), device=device or self.device, **kw)
+    dt = dtype or (self.dtype if dtypes.is_float(self.dtype) else None)
+    if isinstance(self.device, tuple): return self._multi_like(device, lambda d: Tensor.rand(*self.shape, dtype=dt, device=d, **kw))
+    return Tensor.rand(*self.shape, dtype=dt, device=device or self.device, **kw)
   def randn_like(self, dtype=None, device=None, **kw) -> Tensor:
-    return Tensor.randn(*self.shape, dtype=dtype or (self.dtype if dtypes.is_float(self.dtype) else None), device=device or self.device, **kw)
+    dt = dtype or (self.dtype if dtypes.is_float(self.dtype) else None)
+    if isinstance(self.device, tuple): return self._multi_like(device, lambda d: Tensor.randn(*self.shape, dtype=dt, device=d, **kw))
+    return Tensor.randn(*self.shape, dtype=dt, device=device or self.device, **kw)
   def requires_grad_(self, requires_grad: bool | None = True) -> Tensor: self.requires_grad = requires_grad; return self
 
   # ----- movement
@@ -732,6 +782,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def _broadcasted(self, y: Any, reverse: bool = False, match_dtype: bool = True) -> tuple[Tensor, Tensor]:
     x, yt = self, self._to_tensor(y)
     if reverse: x, yt = yt, x
+    if x.device is None or yt.device is None: x, yt = _placed_const(x, yt.device), _placed_const(yt, x.device)
     if x.device != yt.device: raise ValueError(f"tensors are on different devices: {x.device} and {yt.device}; use .to()")
     if match_dtype and x.dtype != yt.dtype:
       dt = least_upper_dtype(x.dtype, yt.dtype)
@@ -1227,7 +1278,9 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def dropout(self, p: float = 0.5) -> Tensor:
     if not Tensor.training or p == 0: return self
     if not 0 <= p < 1: raise ValueError(f"dropout probability must be in [0, 1), got {p}")
-    return self * (Tensor.rand(*self.shape, device=self.device) >= p).cast(self.dtype) * (1 / (1 - p))
+    # a multi-device tensor's mask is drawn like it (each shard its own draws), as tinygrad's rand_like
+    r = self._multi_like(None, lambda d: Tensor.rand(*self.shape)) if isinstance(self.device, tuple) else Tensor.rand(*self.shape, device=self.device)
+    return self * (r >= p).cast(self.dtype) * (1 / (1 - p))
   def layernorm(self, axis=-1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)
     return y * (y.square().mean(axis, keepdim=True) + eps).rsqrt()

@@ -80,8 +80,9 @@ class MathOps:
     finite = a.isfinite() & b.isfinite() & ((a - b).abs() <= atol + rtol * b.abs())
     out = finite | ((a.isinf() | b.isinf()) & (a == b))
     return out | (a.isnan() & b.isnan()) if equal_nan else out
-  def allclose(self: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> bool:
-    return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+  def allclose(self: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Tensor:
+    """A 0-d bool Tensor (as tinygrad 0.14): .item() for the Python bool."""
+    return self.isclose(other, rtol, atol, equal_nan).all()
 
   # ----- normalizations
   def softmin(self: Tensor, axis=-1, dtype=None) -> Tensor: return (-self).softmax(axis, dtype)

@@ -22,7 +22,8 @@ class Optimizer:
     # 26 s -> 14.5 s, a third fewer kernels to optimize and compile)
     Tensor.realize_all(self.params + self.buffers)
     # the learning rate and the optimizer's state are kept in at least float32 (tinygrad: a half model's update would overflow)
-    self.lr = Tensor([lr], requires_grad=False, device=self.params[0].device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous().realize()
+    self.device = self.params[0].device  # where lr lives (tinygrad's optimizer.device: lr schedulers make their counters there)
+    self.lr = Tensor([lr], requires_grad=False, device=self.device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous().realize()
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
   def step(self) -> None: Tensor.realize_all(self.schedule_step())

@@ -5,7 +5,7 @@ import atexit, ctypes, functools, hashlib, os, pathlib, re, shutil, subprocess, 
 from typing import Any, Callable
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer, PRELUDE
-from tinygrad.device import Buffer
+from tinygrad.device import Buffer, host_allocator
 from tinygrad.helpers import cache_dir, getenv
 
 # OpenMP threads that spin between parallel kernels steal the core the serial kernels run on (measured: a digits
@@ -162,6 +162,7 @@ class CPURenderer(CStyleRenderer):
 
 class CPUDevice:
   renderer = CPURenderer()
+  allocator = host_allocator  # CPU buffers are host memory (tinygrad's Device[d].allocator)
   graph = None  # no graph runner: a TinyJit replay calls the compiled kernels directly (engine/jit.py)
   def __init__(self, name: str):
     self.name = name

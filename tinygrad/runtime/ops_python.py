@@ -8,7 +8,7 @@ from tinygrad.uop.ops import UOp, Ops, GroupOp
 from tinygrad.uop.alu import exec_alu, truncate
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer
-from tinygrad.device import Buffer
+from tinygrad.device import Buffer, host_allocator
 
 class _HalfView:
   """memoryview cannot cast to half: read and write float16 through struct."""
@@ -46,6 +46,7 @@ class _ShownC(CStyleRenderer): source_only = True
 
 class PythonDevice:
   graph = None  # no graph runner (engine/jit.py graph_class)
+  allocator = host_allocator  # its buffers are host memory (tinygrad's Device[d].allocator)
   renderer = _ShownC()  # the source shown for a PYTHON kernel is the C of the same program (shown, never compiled)
   def __init__(self, name: str): self.name = name
   def compile(self, progs: list[Program]) -> float: return 0.0

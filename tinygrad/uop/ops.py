@@ -198,6 +198,17 @@ class UOp(metaclass=UOpMetaClass):
     try: return self._dev
     except AttributeError: return _fill(self, "_dev", _compute_device)
   @property
+  def bounds(self) -> list[tuple[int, int]]:
+    """(start, end) along the sharded axis of each device's piece of a multi-device value (tinygrad's uop.bounds)."""
+    if (ax := self.axis) is None: raise ValueError(f"bounds: this value is not split along an axis (device {self.device})")
+    n = len(self.device); sz = self.shape[ax] // n  # type: ignore[index, operator, arg-type]
+    return [(i * sz, (i + 1) * sz) for i in range(n)]
+  def allreduce(self, op: Ops, device: tuple[str, ...]) -> UOp:
+    """Each device's piece of this multi-device value combined (op: ADD, MUL or MAX) with every other device's, on
+    every device (tinygrad's UOp.allreduce); the result is split as self is."""
+    from tinygrad.multi import allreduce
+    return allreduce(self, op, device)
+  @property
   def axis(self) -> int | None:
     """The axis a multi-device value is split along (tinygrad's `t.uop.axis`): None when each device holds a copy or
     the value lives on one device. Computed once per node, on first use (it lowers the graph: see tinygrad/multi.py)."""
