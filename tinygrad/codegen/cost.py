@@ -75,7 +75,10 @@ def slp_lanes(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], lanes: 
 #   each. Packed into a contiguous panel (codegen/pack.py), a 6 x 16 tile ran 47 -> 24 ms at 1024
 # - more vector values live in the loop than the machine has vector registers: each one over is spilled to the
 #   stack and read back every step (SPILL_COST ops)
-PAGE_FLOATS, PAGE_STRIDE_COST, SPILL_COST = 1024, 4, 2
+#   Only for a buffer bigger than a Zen 2 core's 512 KiB L2 (PAGE_BUFFER_BYTES): a smaller one's lines stay in L2;
+#   counted for all, the GPT's r_128_32_32_16 picked another plan, 3% slower; from 1 MiB, the CNN's conv3 weight
+#   gradient r_64_32_3_3_128_4_4 did, 37% slower
+PAGE_FLOATS, PAGE_STRIDE_COST, SPILL_COST, PAGE_BUFFER_BYTES = 1024, 4, 2, 512 << 10
 
 def _loop_parts(sink: UOp) -> tuple[tuple[UOp, ...], list[UOp], list[UOp]]:
   """(the longest reduction's ranges, its REDUCEs, the loads its loop body runs)."""
@@ -98,6 +101,7 @@ def machine_cost(sink: UOp, lanes: int, slp: int = 1) -> float:
   if not vec and slp == 1: return 0.0
   n = slp if not vec else 1  # scalar copies per vector GCC makes
   def page(ld: UOp) -> bool:
+    if ld.src[0].op is Ops.DEFINE_GLOBAL and ld.src[0].arg[1] * ld.src[0].dtype.itemsize <= PAGE_BUFFER_BYTES: return False
     return any(t.op is Ops.MUL and t.src[0] in rngs and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= PAGE_FLOATS for t in _terms(ld.src[1]))
   strided = sum(PAGE_STRIDE_COST for ld in loads if page(ld) and (vec or ld.dtype.count == 1))
   # live vectors: the accumulators, the vector loads the copies share (B's), one broadcast of A in flight; in an SLP

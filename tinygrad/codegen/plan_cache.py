@@ -5,7 +5,7 @@ from tinygrad.helpers import cache_dir
 from tinygrad.uop.ops import UOp
 
 # like tinygrad's BEAM cache; bump PLAN_VERSION when plans or the cost model change
-PLAN_VERSION = "5"
+PLAN_VERSION = "6"  # 6: the 6-row tile on a packed panel, cost.machine_cost
 def plan_dir() -> pathlib.Path: return cache_dir("plans")
 
 def plan_key(sink: UOp, vector: bool | int, max_upcast: int) -> str:
