@@ -117,7 +117,7 @@ export class Renderer {
     const bm = this.laneBitmap(t, W, Math.min(nl, Math.ceil(this.height / LH) + 2)), px = bm.px;
     let rows = 0;
     const ents = this.ents;  // this frame's merged lanes of the track (null: lane not on screen)
-    let n = 0, bitmap = false;
+    let n = 0, bitmap = false, fill = -1;  // fill: the colour slot fillStyle holds (setting it parses the string)
     for (let l = 0; l < nl; l++) {
       const ly = y + TRACK_PAD + l * LH;
       ents[l] = null;
@@ -136,7 +136,7 @@ export class Renderer {
           const a = Math.round(x0), b = Math.max(Math.round(x1), a + 1);
           if (b <= 0 || a >= W) continue;
           const c = slots[id] + (dim ? N_SLOTS : 0);
-          if (few) { g.fillStyle = c < N_SLOTS ? COLORS[c] : DIM_COLORS[c - N_SLOTS]; g.fillRect(LABEL_W + Math.max(a, 0), ly, Math.min(b, W) - Math.max(a, 0), LH - 1); }
+          if (few) { if (c !== fill) { g.fillStyle = c < N_SLOTS ? COLORS[c] : DIM_COLORS[c - N_SLOTS]; fill = c; } g.fillRect(LABEL_W + Math.max(a, 0), ly, Math.min(b, W) - Math.max(a, 0), LH - 1); }
           else px.fill(PIXELS[c], base + Math.max(a, 0), base + Math.min(b, W));
           n++;
         }
