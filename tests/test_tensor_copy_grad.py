@@ -52,3 +52,10 @@ def test_default_requires_grad_still_gets_gradients():
   h.sum().backward()
   np.testing.assert_allclose(a.grad.numpy(), [3.0, 3.0, 3.0])
   np.testing.assert_allclose(h.grad.numpy(), [1.0, 1.0, 1.0])
+
+def test_sparse_crossentropy_labels_broadcast_over_one_row():
+  logits, y = np.random.rand(5).astype(np.float32), np.array([1, 3])
+  ours = Tensor(logits).sparse_categorical_crossentropy(Tensor(y), label_smoothing=0.1).item()
+  ref = torch.nn.functional.cross_entropy(torch.tensor(logits).expand(2, 5), torch.tensor(y), label_smoothing=0.1).item()
+  np.testing.assert_allclose(ours, ref, rtol=1e-6)
+  with pytest.raises(ValueError, match="don't match logits"): Tensor(np.random.rand(3, 5)).sparse_categorical_crossentropy(Tensor([1, 2]))

@@ -1225,7 +1225,9 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if num_classes < 0: raise ValueError(f"one_hot: num_classes must be non-negative (or -1), got {num_classes}")
     return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).cast(dtypes.default_int)
   def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0, reduction: str = "mean") -> Tensor:
-    if Y.shape != self.shape[:-1]: raise ValueError(f"labels of shape {Y.shape} don't match logits of shape {self.shape}")
+    # as tinygrad, labels broadcast against the logits' batch dims (one row of logits scored against several labels)
+    try: _broadcast_shape(Y.shape, self.shape[:-1])
+    except ValueError: raise ValueError(f"labels of shape {Y.shape} don't match logits of shape {self.shape}") from None
     logp = self.log_softmax(-1)
     mask = (Y != ignore_index).cast(logp.dtype)
     y = (Y.unsqueeze(-1) == Tensor.arange(self.shape[-1], device=self.device)).cast(logp.dtype) * mask.unsqueeze(-1)
