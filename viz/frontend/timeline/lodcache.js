@@ -29,13 +29,13 @@ export function shift(e, t0) { return Math.round((e.ta - t0) * e.k); }
 
 /**
  * One entry per lane of each track: merged again only when the lane's data changed (a new lane object: the track's
- * chunk was replaced), the zoom changed or the window left the merged range. Entries hang off the track object
- * (weakly), so a run's tracks that are gone take their entries with them.
+ * chunk was replaced), the zoom changed or the window left the merged range. Entries hang off an owner object, weakly:
+ * render.js gives the track's array of lanes, so lanes replaced (a live run's new chunk) or gone take theirs along.
  */
 export class LaneCache {
   constructor() { this.byOwner = new WeakMap(); this.hits = 0; this.misses = 0; }
 
-  /** The entry for lane number `l` of `owner` (its track), holding `lane`, over [t0, t1] at k px/ns. */
+  /** The entry for lane number `l` of `owner` (its track's lanes), holding `lane`, over [t0, t1] at k px/ns. */
   get(owner, l, lane, t0, t1, k) {
     let list = this.byOwner.get(owner);
     if (!list) this.byOwner.set(owner, list = []);

@@ -122,7 +122,7 @@ export class Renderer {
       const ly = y + TRACK_PAD + l * LH;
       ents[l] = null;
       if (ly + LH < HEADER_H || ly > this.height) continue;
-      const e = ents[l] = this.laneCache.get(t, l, t.lanes[l], t0, t1, k), rects = e.rects, off = shift(e, t0);
+      const e = ents[l] = this.laneCache.get(t.lanes, l, t.lanes[l], t0, t1, k), rects = e.rects, off = shift(e, t0);
       const few = rects.n <= FEW_RECTS, row = few ? -1 : rows++, base = row * W;
       if (!few) px.fill(0, base, base + W);
       // matches of a search (or the highlighted name) painted last: where rectangles share a pixel, they show
