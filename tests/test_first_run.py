@@ -129,3 +129,13 @@ def test_rewrite_memo_reuses_untraced_results_and_traced_rewrites_still_match():
     try: assert graph_rewrite(g, pm) is plain
     finally: tracing.tracer = None
     assert len(calls) == n_plain and rec.matches  # traced: matched again, and recorded
+
+def test_toposort_inside_rewrite_memo_is_the_same_and_a_fresh_list():
+  from tinygrad.uop.ops import UOp, rewrite_memo
+  a = UOp.variable("a", 0, 9)
+  g = (a + 1) * (a + 2) + a
+  plain = g.toposort()
+  with rewrite_memo():
+    first = g.toposort()
+    first.pop()  # a caller's list is its own: the remembered walk is not changed by it
+    assert g.toposort() == plain and first == plain[:-1]

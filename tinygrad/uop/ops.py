@@ -89,6 +89,11 @@ class UOp(metaclass=UOpMetaClass):
   # ----- graph walking, iterative so 10k+ deep chains are fine
   def toposort(self) -> list[UOp]:
     """All UOps this one depends on (and itself), sources before users."""
+    if (memo := rewrite_memo.topo) is not None:  # inside a kernel's codegen: the same graphs are walked again and again
+      if (got := memo.get(self)) is None: got = memo[self] = tuple(self._toposort())
+      return list(got)
+    return self._toposort()
+  def _toposort(self) -> list[UOp]:
     out: dict[UOp, None] = {}
     stack: list[tuple[UOp, bool]] = [(self, False)]
     while stack:
@@ -419,8 +424,11 @@ class rewrite_memo:
   node to under the same pattern table (a node's fixed point is the same every time: UOps are immutable): the plans of
   one kernel re-simplify mostly the same graph. Only while nothing is traced, so every recorded match still happens."""
   memo: dict[tuple[int, bool], tuple[PatternMatcher, dict[UOp, UOp]]] | None = None
-  def __enter__(self): self.prev, rewrite_memo.memo = rewrite_memo.memo, rewrite_memo.memo if rewrite_memo.memo is not None else {}
-  def __exit__(self, *exc): rewrite_memo.memo = self.prev
+  topo: dict[UOp, tuple[UOp, ...]] | None = None  # and each graph's toposort, walked once (dropped with the block)
+  def __enter__(self):
+    self.prev = rewrite_memo.memo, rewrite_memo.topo
+    if rewrite_memo.memo is None: rewrite_memo.memo, rewrite_memo.topo = {}, {}
+  def __exit__(self, *exc): rewrite_memo.memo, rewrite_memo.topo = self.prev
 
 def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) -> UOp:
   replace: dict[UOp, UOp] = {}
