@@ -240,3 +240,22 @@ def test_help_shows_the_timeline_keys_and_no_live_for_a_saved_file(page, srv):
   assert not pg.locator("#sidebar").is_visible()
   pg.locator("#side-btn").click()
   assert pg.locator("#sidebar").is_visible()
+
+def test_the_tooltip_follows_the_view_under_a_still_mouse(page, srv):
+  pg = page
+  open_run(pg, srv, JAX)
+  # the window around XlaCompile's end, the mouse over the part of it in view
+  p = pg.evaluate(f"""(() => {{ const v = {TL}.debug.view, t = v.model.tracks.find(t => t.name.endsWith('/XlaCompile')), sp = v.model.span(t.id, 0);
+    const w = (sp.end - sp.start) / 2; v.setViewport({{t0: sp.end - w / 2, t1: sp.end + w / 2}}); v.drawNow(); return {TL}.debug.spanPoint(t.id, 0); }})()""")
+  pg.mouse.move(p["x"], p["y"])
+  tip = pg.locator("#view-timeline .tl-tip")
+  assert tip.is_visible() and "XlaCompile" in tip.inner_text()
+  pg.keyboard.down("d")  # pan right by about a window: XlaCompile leaves the mouse, which does not move
+  pg.wait_for_timeout(800)
+  pg.keyboard.up("d")
+  pg.wait_for_timeout(100)
+  after = tip.inner_text() if tip.is_visible() else None
+  assert after is None or "XlaCompile" not in after, after
+  pg.mouse.move(p["x"] + 40, p["y"])  # what moving the mouse there says
+  pg.mouse.move(p["x"], p["y"])
+  assert (tip.inner_text() if tip.is_visible() else None) == after

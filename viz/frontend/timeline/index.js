@@ -70,7 +70,7 @@ class TimelineView {
     this.model = null; this.vp = { t0: 0, t1: 1 };
     this.selected = null; this.hover = null; this.area = null; this.highlight = null;
     this.following = false; this.live = false;
-    this.keys = { zoom: 0, pan: 0 }; this.held = new Set(); this.mouseX = null; this.hoverRow = null;
+    this.keys = { zoom: 0, pan: 0 }; this.held = new Set(); this.mouseX = this.mouseAt = null; this.hoverRow = null;
     this.settings = loadSettings();
     this.search = { query: "", mask: null, hits: [], cur: -1 };
     this.maskFor = null; this.mask = null;
@@ -143,7 +143,7 @@ class TimelineView {
     on(this.canvas, "pointerdown", e => this.onDown(e));
     on(this.canvas, "pointermove", e => this.onMove(e));
     on(this.canvas, "pointerup", e => this.onUp(e));
-    on(this.canvas, "pointerleave", () => { this.mouseX = null; this.hoverRow = null; this.setHover(null); this.requestDraw(); });
+    on(this.canvas, "pointerleave", () => { this.mouseX = this.mouseAt = null; this.hoverRow = null; this.setHover(null); this.requestDraw(); });
     // a search over a million spans takes a while: run it when typing pauses (Enter runs it at once)
     on(this.searchBox, "input", () => { clearTimeout(this.searchTimer); this.searchTimer = setTimeout(() => this.setSearch(this.searchBox.value), 150); });
     on(this.searchBox, "keydown", e => {
@@ -390,6 +390,8 @@ class TimelineView {
     if (this.following && !fitted) this.vp = clamp(follow(this.vp, this.model.duration), 0, this.model.duration);
     this.report({ t0: Math.round(this.vp.t0), t1: Math.round(this.vp.t1) });
     this.requestDraw();
+    // the view moved under a still mouse (wheel, keys, buttons): the tooltip names what is under it now
+    if (this.mouseAt && this.mouseAt.offsetX >= LABEL_W && !this.drag) this.setHover(this.spanAt(this.mouseAt), null);
   }
 
   fitAll() { this.setViewport(fit(0, this.model.duration), { fitted: true }); }
@@ -711,6 +713,7 @@ class TimelineView {
   onMove(e) {
     if (!this.model) return;
     this.mouseX = e.offsetX >= LABEL_W ? this.plotX(e) : null;
+    this.mouseAt = { offsetX: e.offsetX, offsetY: e.offsetY };
     const d = this.drag;
     const row = !d && e.offsetX < LABEL_W && e.offsetY >= HEADER_H ? this.model.rowAt(this.contentY(e)) : null;
     if (row !== this.hoverRow) { this.hoverRow = row; this.requestDraw(); }
