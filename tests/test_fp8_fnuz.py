@@ -5,8 +5,13 @@ import numpy as np
 import pytest
 import torch
 from tinygrad import Tensor, dtypes, Device, Context
-from tinygrad.dtype import float_to_fp8, fp8_to_float, least_upper_dtype, _to_torch_dtype, DTYPES_DICT, truncate
+from tinygrad.dtype import float_to_fp8, fp8_to_float, least_upper_dtype, DTYPES_DICT, truncate
 from tinygrad.helpers import EMULATED_DTYPES
+
+# torch's float8 types (tinygrad's _to_torch_dtype gives an fp8's storage, uint8)
+def TORCH_F8(dt):
+  return {dtypes.fp8e4m3: torch.float8_e4m3fn, dtypes.fp8e5m2: torch.float8_e5m2, dtypes.fp8e4m3fnuz: torch.float8_e4m3fnuz,
+          dtypes.fp8e5m2fnuz: torch.float8_e5m2fnuz}[dt]
 
 FNUZ = [dtypes.fp8e4m3fnuz, dtypes.fp8e5m2fnuz]
 TOP = {dtypes.fp8e4m3fnuz: 240.0, dtypes.fp8e5m2fnuz: 57344.0}
@@ -15,13 +20,13 @@ TOP = {dtypes.fp8e4m3fnuz: 240.0, dtypes.fp8e5m2fnuz: 57344.0}
 def test_rounding_matches_torch_within_range(dt):
   x = torch.cat([torch.linspace(-TOP[dt], TOP[dt], 4001), torch.logspace(-20, 0, 500, base=2.0), -torch.logspace(-20, 0, 500, base=2.0),
                  torch.tensor([0.0, -0.0])])
-  ref = x.to(_to_torch_dtype(dt)).view(torch.uint8).tolist()
+  ref = x.to(TORCH_F8(dt)).view(torch.uint8).tolist()
   assert [float_to_fp8(v, dt) for v in x.tolist()] == ref
   assert Tensor(x.numpy(), device="PYTHON").cast(dt).bitcast(dtypes.uint8).tolist() == ref
 
 @pytest.mark.parametrize("dt", FNUZ)
 def test_every_bit_pattern_decodes_as_torch(dt):
-  ref = torch.arange(256, dtype=torch.uint8).view(_to_torch_dtype(dt)).float().tolist()
+  ref = torch.arange(256, dtype=torch.uint8).view(TORCH_F8(dt)).float().tolist()
   ours = [fp8_to_float(b, dt) for b in range(256)]
   assert [(a != a and b != b) or a == b for a, b in zip(ours, ref)] == [True] * 256
   assert sum(math.isnan(v) for v in ours) == 1 and math.isnan(ours[0x80])
@@ -72,3 +77,8 @@ def test_emulated_dtypes_takes_the_dtypes_emulated_here_anyway():
   for native in ("half", "long", "bfloat16,int64"):  # these run natively: there is no emulated path to switch to
     with pytest.raises(ValueError, match="run natively here"):
       with Context(EMULATED_DTYPES=native): pass
+
+def test_torch_dtype_of_an_fp8_is_its_storage():
+  from tinygrad.dtype import _to_torch_dtype
+  assert all(_to_torch_dtype(d) == torch.uint8 for d in dtypes.fp8s)  # as tinygrad 0.14: tests view the bytes with it
+  assert _to_torch_dtype(dtypes.bfloat16) == torch.bfloat16 and _to_torch_dtype(dtypes.float16) == torch.float16

@@ -153,9 +153,8 @@ def _to_torch_dtype(dt: DType):
   import torch
   return {dtypes.bool: torch.bool, dtypes.int8: torch.int8, dtypes.uint8: torch.uint8, dtypes.int16: torch.int16, dtypes.uint16: torch.uint16,
           dtypes.int32: torch.int32, dtypes.uint32: torch.uint32, dtypes.int64: torch.int64, dtypes.uint64: torch.uint64,
-          dtypes.float16: torch.float16, dtypes.bfloat16: torch.bfloat16, dtypes.fp8e4m3: torch.float8_e4m3fn,
-          dtypes.fp8e5m2: torch.float8_e5m2, dtypes.fp8e4m3fnuz: torch.float8_e4m3fnuz, dtypes.fp8e5m2fnuz: torch.float8_e5m2fnuz,
-          dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]
+          dtypes.float16: torch.float16, dtypes.bfloat16: torch.bfloat16, **{f8: torch.uint8 for f8 in dtypes.fp8s},
+          dtypes.float32: torch.float32, dtypes.float64: torch.float64}[dt]  # fp8: its storage, as tinygrad (tests view the bytes)
 def _from_torch_dtype(tdt) -> DType:
   return next(dt for dt in dtypes.all if _to_torch_dtype(dt) == tdt)
 

@@ -255,6 +255,8 @@ def size_to_str(s: int) -> str:
 
 # what tinygrad scripts print with (`from tinygrad.helpers import colored, trange`), kept in their own file
 from tinygrad.terminal import colored, ansistrip, ansilen, tqdm, trange, Timing  # noqa: E402, F401
+# older tinygrad had the dtypes here (its beautiful_mnist / beautiful_cartpole examples import them from helpers)
+from tinygrad.dtype import DType, dtypes  # noqa: E402, F401
 
 def cache_dir(kind: str) -> pathlib.Path:
   """Where one kind of cached file lives (compiled kernels: `cpu`, `cuda`; `plans`; `downloads`): TINYVIZ_CACHE, else ~/.cache/tinyviz."""
