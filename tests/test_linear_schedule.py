@@ -55,3 +55,13 @@ def test_embedding_second_lookup_is_one_kernel():
   out = layer(Tensor([[1, 2, 3]]))
   assert len(_kernels(out.schedule_linear())) == 1
   assert out.numpy().shape == (1, 3, 30)
+
+def test_contiguous_inside_a_function_body_stays_the_bodys():
+  from tinygrad import function
+  kept = []
+  @function
+  def f(x):
+    kept.append(y := (x * 2).contiguous())  # a body tensor kept alive: not a buffer of its own
+    return y + 1
+  a = Tensor([1.0, 2.0]).realize()
+  assert f(a).tolist() == [3.0, 5.0] and f(a + 1).tolist() == [5.0, 7.0]

@@ -269,7 +269,8 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       else: Tensor._contiguous.discard(t)  # realized (or replaced) since
     if not cont: return []
     inside = UOp(Ops.SINK, src=tuple(t.uop for t in tensors)).toposort()
-    return [cont[u] for u in inside if u in cont]
+    # one inside a @function body (computed from its PARAMs) is the body's business: it is no buffer of its own
+    return [cont[u] for u in inside if u in cont and not any(x.op is Ops.PARAM for x in u.toposort())]
   def contiguous_backward(self) -> Tensor:
     """This tensor, unchanged forward; backward, its gradient is made contiguous (realized) before it flows on."""
     from tinygrad.gradient import custom_vjp
