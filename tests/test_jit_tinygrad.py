@@ -115,3 +115,20 @@ def test_a_returned_input_is_this_calls_input():
     b = Tensor.empty_like(a)
     c = f(a, b)
     assert c is b and c.item() == i + 1
+
+def test_a_jitted_method_has_one_jit_per_instance():
+  class Model:
+    def __init__(self, scale): self.scale = Tensor([float(scale)])
+    @TinyJit
+    def forward(self, x): return (x * self.scale).realize()
+  m1, m2 = Model(2), Model(3)
+  for _ in range(3): assert m1.forward(Tensor([5.0])).item() == 10  # captured and replayed with m1's scale
+  assert [m2.forward(Tensor([5.0])).item() for _ in range(3)] == [15, 15, 15]  # m2 replays its own capture
+  j1, j2 = m1.forward.func.__self__, m2.forward.func.__self__
+  assert j1 is not j2 and j1.captured is not None and j2.captured is not None
+  class Slots:  # no weak reference possible: the instances share the one jit, as before
+    __slots__ = ("s",)
+    def __init__(self): self.s = Tensor([1.0])
+    f = TinyJit(lambda self, x: (x + self.s).realize())
+  a = Slots()
+  assert a.f(Tensor([1.0])).item() == 2 and a.f.func.__self__ is Slots.f

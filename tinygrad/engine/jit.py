@@ -1,7 +1,7 @@
 """TinyJit: the first call runs normally, the second captures every kernel and copy it runs, later calls replay
 them on the new inputs' buffers with no Python scheduling."""
 from __future__ import annotations
-import functools
+import functools, weakref
 from typing import Any, Callable
 from tinygrad.tensor import Tensor
 from tinygrad.uop.ops import UOp, Ops
@@ -152,7 +152,14 @@ class TinyJit:
     self.fxn, self.prune, self.cnt = fxn, prune, 0
     self.captured: CapturedJit | None = None
     functools.update_wrapper(self, fxn)
-  def __get__(self, obj, objtype=None): return functools.partial(self.__call__, obj)  # works on methods too
+  def __get__(self, obj, objtype=None):
+    """On a method: one jit per instance, since a replay reads the tensors of the object it was captured with (another
+    instance's weights would be silently ignored); an object that can't be weakly referenced shares this one."""
+    if obj is None: return self
+    per: weakref.WeakKeyDictionary = self.__dict__.setdefault("_per_obj", weakref.WeakKeyDictionary())
+    try: j = per.get(obj) or per.setdefault(obj, TinyJit(self.fxn, prune=self.prune))
+    except TypeError: j = self
+    return functools.partial(j.__call__, obj)
   def reset(self) -> None: self.cnt, self.captured = 0, None
 
   def _inputs(self, args, kwargs) -> tuple[list[int | str], list[Tensor]]:
