@@ -5,14 +5,14 @@ import functools, time
 from typing import Callable
 from tinygrad import tracing
 from tinygrad.dtype import dtypes
-from tinygrad.helpers import getenv
+from tinygrad.helpers import getenv, prod
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, graph_step, untraced_rewrites, track_context
 from tinygrad.uop.symbolic import symbolic, _terms
 from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
 from tinygrad.codegen.cost import loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache
-from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, pack_panel
+from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, pack_panel, reduce_panel_loads, pack_reduce
 
 # copies per vector plan: (budget, first factors, later factors, vectors along the lanes' dim). As many as fit (a tall
 # tile: one dim upcast by up to 16), a square 4x4 tile, which shares each load among more copies when two dims share
@@ -147,7 +147,19 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16
   ssink, Rp, V = graph_step(sink, split_reduce, R, width, nid, name=f"opt: split the reduction for {width} lanes")
   vsink = upcast(ssink, plan, f" reduce vector {width}")
   if (vec := graph_step(vsink, vectorize, V, width, Rp, name=f"opt: {width} reduce lanes as vectors")) is None: return None
-  return graph_rewrite(vec, symbolic, name="opt: vectorized"), new_granges
+  out = graph_rewrite(vec, symbolic, name="opt: vectorized")
+  return _pack_reduce(out, new_granges) or (out, new_granges)
+
+def _pack_reduce(sink: UOp, granges: list[UOp]) -> tuple[UOp, list[UOp]] | None:
+  """Lanes along the reduction with loads that the inner global loops don't move and a reduce range moves a page or
+  more per step (a weight gradient's output gradient): those loads packed once per outermost global loop iteration
+  (codegen/pack.py). The digits CNN's 32 x 32 x 3 x 3 weight gradient: 4.5 -> 3.4 ms on one Zen 2 core, hand-packed."""
+  if len(granges) < 2 or prod(r.src[0].arg for r in granges[1:]) < 4: return None
+  rngs = next(u for u in sink.toposort() if u.op is Ops.REDUCE).src[1:]
+  if (loads := reduce_panel_loads(sink, rngs, granges[1:])) is None: return None
+  if prod(r.src[0].arg for r in rngs) * len(loads) * loads[0].dtype.itemsize > MAX_PACK_BYTES: return None
+  packed = graph_step(sink, pack_reduce, rngs, loads, _next_range_id(sink), name=f"opt: pack {len(loads)} strided loads of the reduction")
+  return graph_rewrite(packed, symbolic, name="opt: packed"), granges
 
 def split_range(sink: UOp, r: UOp, expr: UOp) -> UOp:
   """Range r becomes expr of new ranges (g = G * width + V: the vector's index and its lane)."""

@@ -6,6 +6,7 @@ The copy is a loop of its own over a RANGE of kind "pack": STOREs into a DEFINE_
 the linearizer places right after the panel's loop opens (codegen/linearize.py)."""
 from __future__ import annotations
 from tinygrad.dtype import dtypes
+from tinygrad.helpers import prod
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites
 from tinygrad.uop.symbolic import symbolic, _terms
 
@@ -40,3 +41,38 @@ def pack_panel(sink: UOp, R: UOp, loads: list[tuple[UOp, int, int]], width: int,
   stores = tuple(UOp(Ops.STORE, dtypes.void, (P, Kp * width + c, ld.substitute({R: Kp}))) for ld, c, _ in loads)
   packed = UOp(Ops.AFTER, dtypes.float32, (P, *stores))
   return sink.substitute({ld: UOp(Ops.LOAD, ld.dtype, (packed, R * width + c)) for ld, c, _ in loads})
+
+def reduce_panel_loads(sink: UOp, rngs: tuple[UOp, ...], rows: list[UOp]) -> list[UOp] | None:
+  """For a plan with lanes along the reduction (a convolution's weight gradient): the vector loads that the inner
+  global loops (rows) don't move and that some reduce range moves by a page or more per step (the output gradient,
+  8 KiB apart per batch element), each index a sum of reduce ranges times constants and what the outer loop moves;
+  None when there are none, or another load moves with those ranges in another way."""
+  out = []
+  for u in sink.toposort():
+    if u.op is not Ops.LOAD or u.src[0].op is not Ops.DEFINE_GLOBAL or not any(r in u.src[1].toposort() for r in rngs): continue
+    if any(r in u.src[1].toposort() for r in rows): continue
+    if len(u.src) > 2 or u.dtype.count == 1: return None
+    strides = []
+    for t in _terms(u.src[1]):
+      if t in rngs: strides.append(1)
+      elif any(r in t.toposort() for r in rngs):
+        if t.op is not Ops.MUL or t.src[0] not in rngs or t.src[1].op is not Ops.CONST: return None
+        strides.append(t.src[1].arg)
+    if max(strides) < MIN_PACK_STRIDE: return None
+    out.append(u)
+  if not out or len({u.dtype for u in out}) != 1: return None
+  return out
+
+def pack_reduce(sink: UOp, rngs: tuple[UOp, ...], loads: list[UOp], nid: int) -> UOp:
+  """Each such load (slot k of n, vectors of w lanes) reads P[flat * n * w + k * w] instead, flat the reduce step
+  (r0 * len(r1) + r1 ...); P filled by loops over new ranges of the reduce ranges' lengths, inside the outer loop."""
+  w, n = loads[0].dtype.count, len(loads)
+  Ks = [UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, r.src[0].arg),), (nid + i, "pack")) for i, r in enumerate(rngs)]
+  def flat(rs) -> UOp:
+    f = UOp.const(dtypes.int32, 0)
+    for r, size in zip(rs, [x.src[0].arg for x in rngs]): f = f * size + r
+    return f
+  P = UOp(Ops.DEFINE_LOCAL, dtypes.float32, (), (0, prod(r.src[0].arg for r in rngs) * n * w))
+  stores = tuple(UOp(Ops.STORE, dtypes.void, (P, flat(Ks) * (n * w) + k * w, ld.substitute(dict(zip(rngs, Ks))))) for k, ld in enumerate(loads))
+  packed = UOp(Ops.AFTER, dtypes.float32, (P, *stores))
+  return sink.substitute({ld: UOp(Ops.LOAD, ld.dtype, (packed, flat(rngs) * (n * w) + k * w)) for k, ld in enumerate(loads)})
