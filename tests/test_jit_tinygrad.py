@@ -132,3 +132,25 @@ def test_a_jitted_method_has_one_jit_per_instance():
     f = TinyJit(lambda self, x: (x + self.s).realize())
   a = Slots()
   assert a.f(Tensor([1.0])).item() == 2 and a.f.func.__self__ is Slots.f
+
+def test_last_output_fed_back_as_input_is_copied_first():
+  # `buf = f(buf, frame)`: the input is the buffer the kernels write; read and written in one replay it would race
+  @TinyJit
+  def f(buf, frame):
+    new = buf[1:].cat(frame, dim=0)
+    return new.contiguous(), new[:1].contiguous()
+  buf, ref = Tensor([[0], [1], [2]]).contiguous().realize(), [0, 1, 2]
+  for i in range(5):
+    buf, first = f(buf, Tensor([[10 + i]]).contiguous().realize())
+    ref = ref[1:] + [10 + i]
+    assert buf.flatten().tolist() == ref and first.item() == ref[0], i
+
+def test_reading_values_while_capturing_is_refused():
+  @TinyJit
+  def f(x): return Tensor.zeros(int(x.sum().item()))
+  f(Tensor([1, 1]))  # the first call runs the function: reading is fine
+  with pytest.raises(JitError, match="while TinyJit captures"): f(Tensor([1, 1]))
+  g = TinyJit(lambda x: Tensor(x.tolist()))
+  g(Tensor([1, 2]))
+  with pytest.raises(JitError, match="frozen"): g(Tensor([1, 2]))
+  assert Tensor([3]).item() == 3  # and outside a capture, as always

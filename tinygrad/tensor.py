@@ -280,6 +280,11 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)), requires_grad=False)
   def _buffer(self) -> tuple[Buffer, tuple[int, ...]]:
     """Realize this tensor (in place, as tinygrad users expect after .numpy()) and return its host buffer."""
+    from tinygrad.engine import realize as R
+    if R.capturing is not None:  # as tinygrad: a replay would not run this read, the value would be baked in
+      from tinygrad.engine.jit import JitError
+      raise JitError("reading a tensor's values (.item() / .tolist() / .numpy() / .data()) while TinyJit captures: a replay runs no Python, "
+                     "so the value would be frozen; return the tensor from the jitted function and read it outside")
     self.realize()
     t = self.to(self.device[0]).realize() if isinstance(self.device, tuple) else self  # a multi-device tensor: gathered on its first
     t = t if t.device.partition(":")[0] in ("CPU", "PYTHON") else t.to("CPU").realize()

@@ -72,6 +72,7 @@ class CapturedJit:
     self._totals = (0, 0, 0)
     self._side_by_side, self._plan = R.side_by_side([dev for p, dev, _ in items if p is not None]), None
     self.ret_inputs: dict[int, int] = {}  # id of a returned tensor -> which input it is
+    self._written_ids: set[int] | None = None  # ids of the buffers the kernels write that no input is
     self.draws: list[tuple[Buffer, int]] = []  # random draws in the function: (key buffer, draw number - first draw's)
     self.ndraws = 0
 
@@ -82,6 +83,12 @@ class CapturedJit:
     return UOp(Ops.LINEAR, src=tuple(UOp(Ops.CALL, src=(UOp(Ops.PROGRAM, arg=p.name) if p is not None else
                                                        UOp(Ops.COPY, arg=(bufs[1].device, bufs[0].device)),), arg=dev)
                                      for p, dev, bufs in self.items))
+
+  def _written(self) -> set[int]:
+    if self._written_ids is None:
+      inputs = {(i, j) for slots in self.input_slots for i, j in slots}
+      self._written_ids = {id(bufs[0]) for i, (_, _, bufs) in enumerate(self.items) if (i, 0) not in inputs}
+    return self._written_ids
 
   def free_intermediates(self) -> None:
     """Frees the memory of the buffers the captured kernels write and no input is: intermediates and the returned
@@ -95,6 +102,10 @@ class CapturedJit:
     self._direct, self._plan = None, None  # their addresses change
 
   def replay(self, new_inputs: list[Buffer]) -> None:
+    # an input that is a buffer the kernels write (last call's output fed back in: `buf = f(buf, x)`) is copied first,
+    # or a kernel would read what it, or one before it, overwrites (as tinygrad's jit does)
+    if (written := self._written()) and any(id(b) in written for b in new_inputs):
+      new_inputs = [_copy_of(b) if id(b) in written else b for b in new_inputs]
     for k, slots in enumerate(self.input_slots):
       for i, j in slots: self.items[i][2][j] = new_inputs[k]
     # random draws: each key gets the draw number the same call without the jit would use, so a replay draws exactly
@@ -133,6 +144,11 @@ class CapturedJit:
     GlobalCounters.kernel_count += n; GlobalCounters.global_ops += flops; GlobalCounters.global_mem += mem
     GlobalCounters.time_sum_s += (perf_ns() - st) * 1e-9
     return True
+
+def _copy_of(b: Buffer) -> Buffer:
+  out = Buffer(b.device, b.size, b.dtype).ensure_allocated()
+  R.exec_copy(b, out)
+  return out
 
 def _prune(items: list, seed: list[Buffer]) -> list:
   """TinyJit(prune=True): only the items that depend on the inputs (or on the random counter) are replayed; the rest
