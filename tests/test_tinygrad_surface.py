@@ -13,7 +13,7 @@ NOT_SURFACE = {"__del__"}
 _LEFT_OUT = "deliberately left out (docs/engine.md, 'Left out of the tinygrad surface')"
 MISSING: dict[str, str] = {
   **{n: _LEFT_OUT + ": tinygrad's kernel/function plumbing" for n in ("alu", "as_param", "is_param", "is_param_", "call", "callify",
-                                                                       "custom_kernel", "linear_with_vars", "schedule_linear", "ufix", "usum", "uprod")},
+                                                                       "custom_kernel", "ufix", "usum", "uprod")},
   **{n: _LEFT_OUT + ": Qualcomm IMAGE dtype" for n in ("image_conv2d", "image_dot")},
   **{n: _LEFT_OUT + ": hashing, hardware video decode, tinygrad's own RNG" for n in ("hash", "keccak", "decode_hevc_frame", "threefry", "random_bits")},
   **{n: _LEFT_OUT + ": linear algebra" for n in ("svd", "qr")},
