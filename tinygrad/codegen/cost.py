@@ -60,11 +60,12 @@ def slp_lanes(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], lanes: 
   # a matmul too big for L3 is k-blocked by its vector plans (opts._k_blocks); its scalar plan can't be: blocked, GCC's
   # SLP pass no longer packs its copies (a 1024 matmul 10x slower). Counted as scalar, the blocked vector tile wins
   if k_blockable(sink): return 1
-  for u in sink.toposort():
-    if u.op in (Ops.LOAD, Ops.STORE) and inner in u.src[1].toposort():
+  moving = moves_with(topo := sink.toposort(), (inner,))
+  for u in topo:
+    if u.op in (Ops.LOAD, Ops.STORE) and u.src[1] in moving:
       if u.op is Ops.LOAD and len(u.src) > 2: return 1
       ts = _terms(u.src[1])
-      if inner not in ts or any(t is not inner and inner in t.toposort() for t in ts): return 1
+      if inner not in ts or any(t is not inner and t in moving for t in ts): return 1
     elif u.op is Ops.REDUCE and (u.arg not in (Ops.ADD, Ops.MAX) or u.dtype != dtypes.float32): return 1
     elif u.dtype == dtypes.float32 and u.op not in SLP_OPS | {Ops.LOAD, Ops.REDUCE, Ops.CONST, Ops.DEFINE_GLOBAL}: return 1
   return lanes
@@ -80,6 +81,13 @@ def slp_lanes(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], lanes: 
 #   gradient r_64_32_3_3_128_4_4 did, 37% slower
 PAGE_FLOATS, PAGE_STRIDE_COST, SPILL_COST, PAGE_BUFFER_BYTES = 1024, 4, 2, 512 << 10
 
+def moves_with(topo: list[UOp], rngs) -> set[UOp]:
+  """The nodes of topo (sources before users) that depend on any of the ranges rngs."""
+  out: set[UOp] = set()
+  for u in topo:
+    if u in rngs or any(s in out for s in u.src): out.add(u)
+  return out
+
 def _loop_parts(sink: UOp) -> tuple[tuple[UOp, ...], list[UOp], list[UOp]]:
   """(the longest reduction's ranges, its REDUCEs, the loads its loop body runs)."""
   topo = sink.toposort()
@@ -88,7 +96,12 @@ def _loop_parts(sink: UOp) -> tuple[tuple[UOp, ...], list[UOp], list[UOp]]:
     if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
   if not groups: return (), [], []
   rngs, reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0]))
-  loads = list(dict.fromkeys(x for r in reduces for x in r.src[0].toposort() if x.op is Ops.LOAD and any(g in x.src[1].toposort() for g in rngs)))
+  # one walk each, not a toposort per load (the GPT's codegen made 26k such calls): the nodes the reductions' bodies
+  # read, and the ones that move with the ranges
+  body, moving = {r.src[0] for r in reduces}, moves_with(topo, rngs)
+  for u in reversed(topo):
+    if u in body: body.update(u.src)
+  loads = [x for x in topo if x in body and x.op is Ops.LOAD and x.src[1] in moving]
   return rngs, reduces, loads
 
 def machine_cost(sink: UOp, lanes: int, slp: int = 1) -> float:
