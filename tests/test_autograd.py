@@ -666,3 +666,13 @@ def test_python_device_conv_and_crossentropy():
   check(lambda x, y: x.sparse_categorical_crossentropy(y), lambda x, y: F.cross_entropy(x, y.long()),
         rnd(3, 4, seed=97), labels(3, 4, seed=98), device="PYTHON")
   check(lambda x: x.max_pool2d(), lambda x: F.max_pool2d(x, 2), distinct(1, 1, 4, 4, seed=99), device="PYTHON")
+
+def test_exp_over_one_plus_exp_stays_finite_at_the_extremes():
+  # exp(x)/(1+exp(x)) is inf/inf at x=300 in plain float math (torch gives nan for the value and its gradient);
+  # tinygrad's symbolic folds it to 1-1/(1+exp(x)) and gets 1 and 0, and tinygrad's own test_ops asserts that gradient
+  x = Tensor([300.0, -300.0, 0.5], requires_grad=True)
+  s = x.exp() / (1 + x.exp())
+  s.sum().backward()
+  sig = 1 / (1 + np.exp(-0.5))
+  np.testing.assert_allclose(s.numpy(), [1.0, 0.0, sig], rtol=1e-6)
+  np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, sig * (1 - sig)], rtol=1e-5, atol=0)

@@ -135,4 +135,15 @@ index_math = PatternMatcher([
   (UPat(Ops.CMPLT, src=(UPat.var("x", dtype=dtypes.ints), UPat.var("x")), name="c"), lambda x, c: _false_like(c)),
 ])
 
-symbolic = constant_folding + identities + reassociation + index_math
+# x/(1+x) as 1-1/(1+x): finite where x is inf (exp(x)/(1+exp(x)) at x=300 is 1, its gradient 0, not nan). tinygrad's
+# symbolic has these rules for x*(1/(1+x)); its division is a MUL by a RECIPROCAL, ours one FDIV, hence these forms
+def _one_minus_recip(d: UOp) -> UOp: return d.const_like(1.0) - d.const_like(1.0) / d
+_fx, _fy, _fz = UPat.var("x", dtype=dtypes.floats), UPat.var("y"), UPat.var("z")
+_1px = UPat(Ops.ADD, src=[_fx, UPat.const(None, 1.0)], name="d")
+float_division = PatternMatcher([
+  (_fx / _1px, lambda x, d: _one_minus_recip(d)),
+  (_fx * (_fy / _1px), lambda x, y, d: y * _one_minus_recip(d)),
+  (_fx * ((_fy / _1px) + _fz), lambda x, y, z, d: y * _one_minus_recip(d) + x * z),
+])
+
+symbolic = constant_folding + identities + reassociation + index_math + float_division
