@@ -7,11 +7,7 @@ import torch
 from tinygrad import Tensor, dtypes, Device, Context
 from tinygrad.dtype import float_to_fp8, fp8_to_float, least_upper_dtype, DTYPES_DICT, truncate
 from tinygrad.helpers import EMULATED_DTYPES
-
-# torch's float8 types (tinygrad's _to_torch_dtype gives an fp8's storage, uint8)
-def TORCH_F8(dt):
-  return {dtypes.fp8e4m3: torch.float8_e4m3fn, dtypes.fp8e5m2: torch.float8_e5m2, dtypes.fp8e4m3fnuz: torch.float8_e4m3fnuz,
-          dtypes.fp8e5m2fnuz: torch.float8_e5m2fnuz}[dt]
+from test_fp8 import TORCH_F8  # torch's float8 types, one map for both fp8 test files
 
 FNUZ = [dtypes.fp8e4m3fnuz, dtypes.fp8e5m2fnuz]
 TOP = {dtypes.fp8e4m3fnuz: 240.0, dtypes.fp8e5m2fnuz: 57344.0}
