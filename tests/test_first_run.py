@@ -28,7 +28,10 @@ out = ((ta @ tb).relu().sum(1) * 2 + 1).numpy()
 np.testing.assert_allclose(out, np.maximum(a @ b, 0).sum(1) * 2 + 1, rtol=1e-4, atol=1e-4)
 e = (ta.exp() - 1).numpy()
 np.testing.assert_allclose(e, np.exp(a) - 1, rtol=1e-5, atol=1e-6)
-print(json.dumps({"opts": opts.stats, "programs": program_cache.stats, "builds": builds, "src": sorted(p.src for p in R._programs.values())}))
+out = {"opts": dict(opts.stats), "programs": dict(program_cache.stats), "builds": builds, "src": sorted(p.src for p in R._programs.values())}
+# read after the counts: a program loaded from disk makes its uops again when they are read
+out["uops"] = sorted([p.name, [f"{u.op.name} {u.dtype.name} {u.arg}" for u in p.uops], len(p.line_uops)] for p in R._programs.values())
+print(json.dumps(out))
 """
 
 def run(cache: pathlib.Path, **env) -> dict:
@@ -46,6 +49,8 @@ def test_a_second_process_makes_no_program_and_builds_no_library(tmp_path):
   # no plan searched or even built, every program from disk, the same C source, and the same libraries (not rebuilt)
   assert second["opts"] == {"searched": 0, "remembered": 0} and second["programs"]["hits"] == first["programs"]["stored"]
   assert second["src"] == first["src"]
+  # what code inspecting a kernel sees: its uops, one list per line of its source, the same as the process that made it
+  assert second["uops"] == first["uops"] and all(uops and lines for _, uops, lines in first["uops"])
   assert {p: p.stat().st_mtime_ns for p in (tmp_path / "cpu").glob("*.so")} == libs
 
 def test_program_cache_off_plans_again(tmp_path):

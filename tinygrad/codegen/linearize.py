@@ -28,6 +28,22 @@ class Program:
   kernel_id: int = field(default=-1, repr=False)
   axis_kinds: list[str] = field(default_factory=list, repr=False)
 
+class CachedProgram(Program):
+  """A program an earlier process made, loaded from the on-disk program cache (codegen/program_cache.py): its source,
+  sizes and counts. Its uops (and acc_of, line_uops, lin) are made again by `remake` the first time something reads
+  them, so code that inspects a kernel's uops sees the same with the cache as without it."""
+  LAZY = ("uops", "acc_of", "line_uops", "lin")
+  def __init__(self, remake, *args, **kw):
+    super().__init__(*args, **kw)
+    self._remake = remake
+    for f in CachedProgram.LAZY: delattr(self, f)
+  def __getattr__(self, k: str):  # only called for an attribute not set: a lazy one before it is made
+    if k in CachedProgram.LAZY and (remake := self.__dict__.pop("_remake", None)) is not None:
+      made = remake()
+      for f in CachedProgram.LAZY: setattr(self, f, getattr(made, f))
+      return getattr(self, k)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {k!r}")
+
 def reduce_identity(op: Ops, dtype: DType):
   if op is Ops.ADD: return 0
   if op is Ops.MUL: return 1

@@ -7,10 +7,10 @@ import ctypes, functools, itertools, os, sys, threading, weakref
 from typing import Any
 from tinygrad.helpers import DEBUG, NOOPT, GlobalCounters, getenv, perf_ns
 from tinygrad.terminal import ansilen, colored, tqdm
-from tinygrad.uop.ops import UOp, Ops, rewrite_memo, track_context
+from tinygrad.uop.ops import UOp, Ops, rewrite_memo, track_context, untraced_rewrites
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts
-from tinygrad.codegen.linearize import Program, linearize
+from tinygrad.codegen.linearize import Program, CachedProgram, linearize
 from tinygrad.codegen import program_cache
 from tinygrad.engine.schedule import ScheduleItem, kernel_params
 from tinygrad.device import Device, Buffer, buffers, HostQueue, host_queue
@@ -57,20 +57,9 @@ def get_program(ast: UOp, device: str) -> Program:
   if cached is not None:
     progs[key] = cached
     return cached
-  # rewrite_memo: the kernel's plans re-simplify mostly the same graph; untraced rewrites reuse what earlier ones found
-  with track_context("kernel", name) as tc, rewrite_memo():
+  with track_context("kernel", name) as tc:
     tried: list[dict] = []
-    sink, granges = apply_opts(*lower_kernel(ast), vector=getattr(renderer, "vector_floats", 0) if kind == "CPU" else 0, max_upcast=renderer.max_upcast, tried=tried)
-    p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
-    first = next((u for u in p.uops if u.op is Ops.RANGE), None)
-    # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
-    # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled. (A GPU kernel's
-    # global loops are its threads already.)
-    # only a global loop is split over threads: a first loop that is a reduction's (a kernel with no global loops) would
-    # have every thread add into the same accumulators (a race: a conv weight gradient came out wrong, differently each run)
-    p.parallel = kind != "CUDA" and first is not None and first.arg[1] == "global" and first.src[0].arg >= 2 and (
-      p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and not p.reduce_size)
-    p.src = renderer.render(p)
+    p = _codegen(ast, name, kind, renderer, tried)
   p.ctx_id, p.kernel_id = tc.id, -1
   if (t := tracing.tracer) is not None:
     local = renderer.local_size(p) if hasattr(renderer, "local_size") else ()
@@ -83,6 +72,23 @@ def get_program(ast: UOp, device: str) -> Program:
   if disk_key is not None: program_cache.store(disk_key, p)
   return p
 
+def _codegen(ast: UOp, name: str, kind: str, renderer: Any, tried: list[dict] | None = None) -> Program:
+  """Lower, optimize (the plan search), linearize and render one kernel."""
+  # rewrite_memo: the kernel's plans re-simplify mostly the same graph; untraced rewrites reuse what earlier ones found
+  with rewrite_memo():
+    sink, granges = apply_opts(*lower_kernel(ast), vector=getattr(renderer, "vector_floats", 0) if kind == "CPU" else 0, max_upcast=renderer.max_upcast, tried=tried)
+    p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
+    first = next((u for u in p.uops if u.op is Ops.RANGE), None)
+    # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
+    # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled. (A GPU kernel's
+    # global loops are its threads already.)
+    # only a global loop is split over threads: a first loop that is a reduction's (a kernel with no global loops) would
+    # have every thread add into the same accumulators (a race: a conv weight gradient came out wrong, differently each run)
+    p.parallel = kind != "CUDA" and first is not None and first.arg[1] == "global" and first.src[0].arg >= 2 and (
+      p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and not p.reduce_size)
+    p.src = renderer.render(p)
+  return p
+
 def _cached_program(ast: UOp, name: str, kind: str, renderer: Any) -> tuple[Program | None, str | None]:
   """The program an earlier process made for this kernel (codegen/program_cache.py), and the key it is kept under on
   disk. Only a CPU kernel's, only while nothing is traced (the trace records how each kernel is made) and with the
@@ -91,10 +97,15 @@ def _cached_program(ast: UOp, name: str, kind: str, renderer: Any) -> tuple[Prog
   settings = (renderer.vector_floats, renderer.max_upcast, renderer.parallel_threshold, renderer.parallel_stream_bytes, getenv("NOVEC", 0))
   if (disk_key := program_cache.program_key(ast, name, settings)) is None or (d := program_cache.load(disk_key)) is None: return None, disk_key
   params = sorted([u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL], key=lambda u: u.arg[0])
-  p = Program(name, [], {}, params, tuple(d["global_size"]), tuple(d["reduce_size"]), d["flops"], d["mem_bytes"], d["src"], d["parallel"])
+  p = CachedProgram(lambda: _remake(ast, name, kind, renderer), name, [], {}, params, tuple(d["global_size"]), tuple(d["reduce_size"]), d["flops"],
+                    d["mem_bytes"], d["src"], d["parallel"])
   if DEBUG >= 4: print(p.src)
   p.axis_kinds = kernel_axis_kinds(ast)
   return p, disk_key
+
+def _remake(ast: UOp, name: str, kind: str, renderer: Any) -> Program:
+  """A cached program's uops made again, when something reads them (untraced: the kernel ran from the cache)."""
+  with untraced_rewrites(): return _codegen(ast, name, kind, renderer)
 
 def is_new(ast: UOp, device: str) -> bool:
   """Whether get_program would build this kernel now (its program isn't made yet)."""
