@@ -51,6 +51,11 @@ def _host_buffer(data: bytes, dtype: DType, device: str) -> UOp:
   buffers[b] = Buffer("PYTHON", n, dtype).copyin(data)
   return UOp(Ops.COPY, dtype, (b, UOp(Ops.DEVICE, arg=device)))
 
+def _int_of(x: Any) -> Any:
+  """A bound variable (or int arithmetic of one, `n - start_pos`) in a pad/shrink stands for its value: shapes here are
+  concrete (docs/engine.md)."""
+  return int(x) if isinstance(x, UOp) else x
+
 def _const(val: Any, dtype: DType, device: str, shape: tuple[int, ...] = ()) -> UOp:
   c = UOp(Ops.CONST, dtype, (UOp(Ops.DEVICE, arg=device),), UOp.const(dtype, val).arg)
   if not shape: return c
@@ -625,7 +630,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
       for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
     else:
       if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one entry per dim of {self.shape}")
-      pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+      pairs = [(0, 0) if p is None else tuple(_int_of(x) for x in p) for p in padding]
     if mode != "constant": return self._pad_mode(pairs, mode)  # type: ignore[arg-type]
     # negative padding shrinks
     shrink = tuple((-min(b, 0), s + min(a, 0)) for (b, a), s in zip(pairs, self.shape))
@@ -650,7 +655,7 @@ class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
     if len(new) != self.ndim: raise ValueError(f"shrink_to {new} needs one size per dim of {self.shape}")
     return self.shrink(tuple(None if n is None else (0, n) for n in new))
   def shrink(self, arg) -> Tensor:
-    arg = tuple((0, s) if a is None else tuple(a) for a, s in zip(arg, self.shape))
+    arg = tuple((0, s) if a is None else tuple(_int_of(x) for x in a) for a, s in zip(arg, self.shape))
     if len(arg) != self.ndim or any(not 0 <= b <= e <= s for (b, e), s in zip(arg, self.shape)):
       raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
     return self if all(a == (0, s) for a, s in zip(arg, self.shape)) else self._mv(Ops.SHRINK, arg)

@@ -39,6 +39,12 @@ def _named_inputs(args: tuple, kwargs: dict) -> tuple[list[int | str], list[Tens
       if isinstance(t, Tensor) and not any(t is y for y in ts): ts.append(t)
   return names, ts
 
+def _bound_values(args: tuple, kwargs: dict) -> tuple:
+  """(name, value) of each bound variable among the arguments (and directly inside list/tuple/dict ones), in order."""
+  flat = [*args, *(v for _, v in sorted(kwargs.items()))]
+  flat += [y for x in flat for y in (x if isinstance(x, (list, tuple)) else x.values() if isinstance(x, dict) else ())]
+  return tuple((u.src[0].arg[0], u.src[1].arg) for u in flat if isinstance(u, UOp) and u.op is Ops.BIND)
+
 def _check_returns_tensors(ret: Any) -> None:
   """A replay returns the captured return value again: anything in it but tensors would be stale (a counter, a float)."""
   if ret is None or isinstance(ret, Tensor): return
@@ -166,7 +172,8 @@ class TinyJit:
     return super().__new__(cls)
   def __init__(self, fxn: Callable[..., Any], *, prune: bool = False):
     self.fxn, self.prune, self.cnt = fxn, prune, 0
-    self.captured: CapturedJit | None = None
+    self.captured: CapturedJit | None = None  # the latest capture
+    self._by_vals: dict[tuple, CapturedJit] = {}  # a capture per set of bound-variable values it was made with
     functools.update_wrapper(self, fxn)
   def __get__(self, obj, objtype=None):
     """On a method: one jit per instance, since a replay reads the tensors of the object it was captured with (another
@@ -176,7 +183,7 @@ class TinyJit:
     try: j = per.get(obj) or per.setdefault(obj, TinyJit(self.fxn, prune=self.prune))
     except TypeError: j = self
     return functools.partial(j.__call__, obj)
-  def reset(self) -> None: self.cnt, self.captured = 0, None
+  def reset(self) -> None: self.cnt, self.captured, self._by_vals = 0, None, {}
 
   def _inputs(self, args, kwargs) -> tuple[list[int | str], list[Tensor]]:
     names, ts = _named_inputs(args, kwargs)
@@ -197,9 +204,10 @@ class TinyJit:
       if (j := next(j for j in range(i + 1) if bufs[j] is b)) != i:
         raise JitError(f"duplicate inputs to JIT: inputs {j} and {i} are the same buffer; pass a .clone() of one")
     sig = [(t.shape, t.dtype, t.device) for t in inputs]
-    if self.cnt >= 2:
-      cap = self.captured
-      assert cap is not None
+    # bound variables (`f(x, Variable("i", 0, 9).bind(3))`) stand for their values here (shapes are concrete): a
+    # capture replays for the values it was made with, new values capture again (tinygrad replays one for all)
+    vals = _bound_values(args, kwargs)
+    if self.cnt >= 2 and (cap := self._by_vals.get(vals)) is not None:
       if sig != cap.signature:
         diff = next(i for i, (a, b) in enumerate(zip(sig + [None] * 9, cap.signature + [None] * 9)) if a != b)
         raise JitError(f"TinyJit: input {diff} is (shape, dtype, device) {sig[diff] if diff < len(sig) else 'missing'} but was captured as "
@@ -209,7 +217,7 @@ class TinyJit:
       cap.replay([b for t in inputs for b in _input_buffers(t)])
       # a returned tensor that is an input (`return b.assign(a + 1)`) is this call's input, not the captured call's
       return _swap(cap.ret, {i: inputs[k] for i, k in cap.ret_inputs.items()}) if cap.ret_inputs else cap.ret
-    if self.cnt == 1:
+    if self.cnt >= 1:
       if R.capturing is not None: raise RuntimeError("having TinyJit inside another TinyJit is not supported")
       in_bufs = [b for t in inputs for b in _input_buffers(t)]
       R.capturing, Tensor._draw_log, draws0 = _Capture(), [], Tensor._draws
@@ -229,6 +237,7 @@ class TinyJit:
       self.captured = CapturedJit(ret, items, sig, names, slots)
       self.captured.draws, self.captured.ndraws = keys, Tensor._draws - draws0
       self.captured.ret_inputs = {id(t): k for t in _tensors_in(ret) for k, ib in enumerate(bufs) if _buffer_of(t) is ib}
+      self._by_vals[vals] = self.captured
     else:
       ret = self.fxn(*args, **kwargs)
       Tensor.realize_all([t for t in _tensors_in(ret)])

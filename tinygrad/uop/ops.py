@@ -132,7 +132,10 @@ class UOp(metaclass=UOpMetaClass):
   def __index__(self) -> int:
     if self.op is Ops.BIND: return self.src[1].arg
     if self.op is Ops.CONST and isinstance(self.arg, int) and not isinstance(self.arg, bool): return self.arg
-    raise TypeError(f"a {self.op} UOp has no int value (only a bound variable, var.bind(n), or an int const has)")
+    if self.op in GroupOp.ALU and dtypes.is_int(self.dtype):  # arithmetic of bound variables: `vi+1`, `n-start_pos`
+      from tinygrad.uop.alu import python_alu
+      return python_alu[self.op](*(s.__index__() for s in self.src))
+    raise TypeError(f"a {self.op} UOp has no int value (only a bound variable, var.bind(n), an int const, or int arithmetic of those has)")
   def __int__(self) -> int: return self.__index__()
   def alu(self, op: Ops, *src: UOp) -> UOp:
     out_dtype = dtypes.bool if op in GroupOp.Comparison else (src[-1] if op is Ops.WHERE else self).dtype
