@@ -226,3 +226,20 @@ def test_a_matmul_too_big_for_l3_is_k_blocked(fresh_choices, monkeypatch):
   # a bias or a ReLU after the sum: not blocked (each block's partial sum would get it), the same numbers
   c = T(64)
   np.testing.assert_allclose((a @ b + c).relu().numpy(), np.maximum(a.numpy() @ b.numpy() + c.numpy(), 0), rtol=1e-4, atol=1e-4)
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_a_select_of_arithmetic_is_vector_code(fresh_choices):
+  """A ReLU mask applied to batchnorm's gradient (`x > 0 ? (g - m) * s + b : 0`) and a causal mask applied to a product:
+  GCC keeps such a select a branch and the loop scalar, so the kernel gets vector lanes along its innermost dim (or its
+  two innermost, a 4 x 4 image), a vector blend computing both arms. The same numbers as numpy, half the mask false."""
+  W = Device.renderer("CPU").vector_floats
+  for hw in (8, 4):
+    x, g, m, s, b = T(16, 8, hw, hw), T(16, 8, hw, hw), T(1, 8, 1, 1), T(1, 8, 1, 1), T(1, 8, 1, 1)
+    t = (x > 0).where((g - m) * s + b, 0)
+    assert f"boolx{W}" in (src := R.get_program(_kernel(t)[0], "CPU").src) and "?" not in src, src
+    xn, gn = x.numpy(), g.numpy()
+    np.testing.assert_allclose(t.numpy(), np.where(xn > 0, (gn - m.numpy()) * s.numpy() + b.numpy(), 0), rtol=1e-5, atol=1e-6)
+  a, c = T(4, 16, 16), T(4, 16, 1)
+  t = Tensor.ones(16, 16).tril().reshape(1, 16, 16).where(a * c + 1, 0)
+  assert f"boolx{W}" in (src := R.get_program(_kernel(t, last=True)[0], "CPU").src), src
+  np.testing.assert_allclose(t.numpy(), np.where(np.tril(np.ones((16, 16))) > 0, a.numpy() * c.numpy() + 1, 0), rtol=1e-5, atol=1e-6)
