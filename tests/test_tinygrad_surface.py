@@ -16,7 +16,6 @@ MISSING: dict[str, str] = {
                                                                        "custom_kernel", "ufix", "usum", "uprod")},
   **{n: _LEFT_OUT + ": Qualcomm IMAGE dtype" for n in ("image_conv2d", "image_dot")},
   **{n: _LEFT_OUT + ": hashing, hardware video decode, tinygrad's own RNG" for n in ("hash", "keccak", "decode_hevc_frame", "threefry", "random_bits")},
-  **{n: _LEFT_OUT + ": linear algebra" for n in ("svd", "qr")},
 }
 
 def keyword_names(params: list[list[str]]) -> list[str]:

@@ -16,6 +16,7 @@ from tinygrad.helpers import DEBUG
 from tinygrad.tensor_ops_index import IndexOps
 from tinygrad.tensor_ops_math import MathOps
 from tinygrad.tensor_ops_conv import ConvOps
+from tinygrad.tensor_linalg import LinalgOps
 
 def _shape_of(data: Any) -> tuple[int, ...]:
   if not isinstance(data, (list, tuple)): return ()
@@ -120,7 +121,7 @@ class _NoGrad:
       with _NoGrad(self.mode): return fn(*args, **kw)
     return wrapper
 
-class Tensor(IndexOps, ConvOps, MathOps):  # noqa: PLW1641
+class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   """A lazy tensor. `.uop` is its graph (alias `.lazydata`)."""
   __slots__ = ("uop", "_requires_grad", "grad", "_lazy", "__weakref__")
   training: bool = False
