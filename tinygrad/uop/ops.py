@@ -5,6 +5,7 @@ from enum import Enum, auto
 from typing import Any, Callable
 from tinygrad.dtype import DType, dtypes, truncate
 from tinygrad import tracing
+from tinygrad.uop.upat_compile import compile_rules
 
 class Ops(Enum):
   # graph structure
@@ -43,6 +44,9 @@ class Ops(Enum):
   # stands for that value: tensors here have concrete shapes, so a kernel is built per value (docs/engine.md)
   BIND = auto()
   def __repr__(self): return f"Ops.{self.name}"
+  # Enum hashes a member by its name in Python; the matcher and the UOp cache hash ops constantly. Members are unique
+  # objects compared by identity, so the C-level identity hash gives the same dict/set semantics.
+  __hash__ = object.__hash__
 
 class GroupOp:
   Unary = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.RECIP, Ops.NEG, Ops.TRUNC}
@@ -64,13 +68,16 @@ def _caller_location(skip_file: str) -> tuple[str, int]:
 
 # ---------------------------------------------------------------- UOp
 
+_ucache: dict[tuple, weakref.ReferenceType] = {}
+
 class UOpMetaClass(type):
-  ucache: dict[tuple, weakref.ReferenceType] = {}
+  ucache = _ucache
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
     key = (op, dtype, src, arg, type(arg))
-    if (wr := UOpMetaClass.ucache.get(key)) is not None and (ret := wr()) is not None: return ret
-    created = super().__call__(op, dtype, src, arg)
-    UOpMetaClass.ucache[key] = weakref.ref(created, lambda w, k=key: UOpMetaClass.ucache.pop(k) if UOpMetaClass.ucache.get(k) is w else None)
+    if (wr := _ucache.get(key)) is not None and (ret := wr()) is not None: return ret
+    # built here rather than through type.__call__ and __init__: the slots set by their descriptors (hot: every rewrite)
+    created = _new(cls); _set_op(created, op); _set_dtype(created, dtype); _set_src(created, src); _set_arg(created, arg)
+    _ucache[key] = weakref.ref(created, lambda w, k=key: _ucache.pop(k) if _ucache.get(k) is w else None)
     return created
 
 class UOp(metaclass=UOpMetaClass):
@@ -226,6 +233,9 @@ class UOp(metaclass=UOpMetaClass):
     ax = shard_axis(self) if isinstance(self.device, tuple) and self.shape is not None else None
     object.__setattr__(self, "_axis", ax)
     return ax
+
+_new = object.__new__
+_set_op, _set_dtype, _set_src, _set_arg = (UOp.__dict__[k].__set__ for k in ("op", "dtype", "src", "arg"))
 
 def _fill(root: UOp, attr: str, compute: Callable[[UOp], Any]) -> Any:
   """Compute a cached per-node property for root and every source that lacks it, sources first; the walk stops at
@@ -396,29 +406,31 @@ class UPat:
 
 class PatternMatcher:
   """An ordered table of (UPat, fn). fn gets the named matches as keyword arguments (and `ctx` if it asks for it)
-  and returns a replacement UOp or None. Matchers combine with `+`."""
+  and returns a replacement UOp or None. Matchers combine with `+`. The rules are compiled into one Python function
+  per op (uop/upat_compile.py) the first time a node of that op is rewritten: same matches, same order as UPat.match."""
   def __init__(self, patterns: list[tuple[UPat, Callable]]):
     self.patterns = list(patterns)
-    self.pdict: dict[Ops, list[tuple[UPat, Callable, bool, frozenset[Ops]]]] = {}
+    self.pdict: dict[Ops, list[tuple[UPat, Callable, bool]]] = {}
     for p, fn in self.patterns:
       has_ctx = "ctx" in inspect.signature(fn).parameters
-      # the ops a node's sources must include for p to match: most patterns are rejected by this set test alone
-      needs = frozenset(sp.op[0] for sp in p._variants[0] if sp.op is not None and len(sp.op) == 1) if p._variants else frozenset()
-      for op in (p.op if p.op is not None else tuple(Ops)): self.pdict.setdefault(op, []).append((p, fn, has_ctx, needs))
+      for op in (p.op if p.op is not None else tuple(Ops)): self.pdict.setdefault(op, []).append((p, fn, has_ctx))
+    self._fns = _Compiled(self)  # op -> its compiled rules (None: no rule names op), made on first lookup
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
+  def compiled(self, op: Ops) -> Callable[[UOp, Any], tuple[UOp, UPat] | None] | None:
+    """The function that tries this table's rules for a node of `op` (None when no rule names op)."""
+    return self._fns[op]
   def rewrite(self, u: UOp, ctx: Any = None) -> UOp | None:
     r = self.rewrite_pat(u, ctx)
     return None if r is None else r[0]
   def rewrite_pat(self, u: UOp, ctx: Any = None) -> tuple[UOp, UPat] | None:
-    src_ops: set[Ops] | None = None
-    for p, fn, has_ctx, needs in self.pdict.get(u.op, ()):
-      if needs:
-        if src_ops is None: src_ops = {s.op for s in u.src}
-        if not needs <= src_ops: continue
-      for m in p.match(u, {}):
-        ret = fn(ctx=ctx, **m) if has_ctx else fn(**m)
-        if ret is not None and ret is not u: return ret, p
-    return None
+    return None if (f := self._fns[u.op]) is None else f(u, ctx)
+
+class _Compiled(dict):
+  def __init__(self, pm: PatternMatcher): super().__init__(); self.pm = pm
+  def __missing__(self, op: Ops):
+    rules = self.pm.pdict.get(op)
+    f = self[op] = compile_rules(rules, name=f"rules_{op.name}") if rules else None
+    return f
 
 # ---------------------------------------------------------------- graph_rewrite
 
@@ -437,33 +449,31 @@ def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) ->
   replace: dict[UOp, UOp] = {}
   if (memo := rewrite_memo.memo) is not None and trace is None and ctx is None:
     replace = memo.setdefault((id(pm), bottom_up), (pm, replace))[1]  # pm kept alive with it: its id is not reused
-  def apply(n: UOp) -> UOp | None:
-    r = pm.rewrite_pat(n, ctx)
-    return None if r is None else r[0]
-  if trace is not None:
-    def apply(n: UOp) -> UOp | None:  # traced: each match with the time its rewrite took (the match panel shows it)
-      st = time.perf_counter_ns()
-      if (r := pm.rewrite_pat(n, ctx)) is None: return None
-      trace.rewrite_match(r[1], n, r[0], time.perf_counter_ns() - st)
-      return r[0]
+  fns = pm._fns  # op -> compiled rules, looked up here rather than through rewrite_pat: this loop is the hot one
+  def traced(f, n: UOp) -> tuple[UOp, UPat] | None:  # each match with the time its rewrite took (the match panel shows it)
+    st = time.perf_counter_ns()
+    if (r := f(n, ctx)) is not None: trace.rewrite_match(r[1], n, r[0], time.perf_counter_ns() - st)
+    return r
   # explicit stack instead of recursion: stage 0 = visit sources, 1 = rebuild + rewrite, 2 = take the result's rewrite
   stack: list[tuple[UOp, int, UOp | None]] = [(sink, 0, None)]
+  push, pop, get = stack.append, stack.pop, replace.__getitem__
   while stack:
-    n, stage, extra = stack.pop()
+    n, stage, extra = pop()
     if stage == 2: replace[n] = replace[extra]; continue
     if n in replace: continue
     if stage == 0:
-      if bottom_up and (r := apply(n)) is not None:
-        stack.append((n, 2, r)); stack.append((r, 0, None)); continue
-      stack.append((n, 1, None))
-      stack.extend((s, 0, None) for s in reversed(n.src) if s not in replace)
+      if bottom_up and (f := fns[n.op]) is not None and (r := f(n, ctx) if trace is None else traced(f, n)) is not None:
+        push((n, 2, r[0])); push((r[0], 0, None)); continue
+      push((n, 1, None))
+      for s in reversed(n.src):
+        if s not in replace: push((s, 0, None))
     elif stage == 1:
-      new_src = tuple(replace[s] for s in n.src)
-      nn = n if all(a is b for a, b in zip(new_src, n.src)) else UOp(n.op, n.dtype, new_src, n.arg)
-      if (r := apply(nn)) is None:
+      # UOps compare by identity: == of the source tuples is "every source the same object"
+      nn = n if (new_src := tuple(map(get, n.src))) == n.src else UOp(n.op, n.dtype, new_src, n.arg)
+      if (f := fns[nn.op]) is None or (r := f(nn, ctx) if trace is None else traced(f, nn)) is None:
         replace[n] = nn
         if nn is not n: replace.setdefault(nn, nn)
-      else: stack.append((n, 2, r)); stack.append((r, 0, None))
+      else: push((n, 2, r[0])); push((r[0], 0, None))
   return replace[sink]
 
 class untraced_rewrites:
