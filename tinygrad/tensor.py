@@ -57,6 +57,13 @@ def _int_of(x: Any) -> Any:
   concrete (docs/engine.md)."""
   return int(x) if isinstance(x, UOp) else x
 
+def _bound_value(x: Any) -> int | None:
+  """The value of a bound variable, or of int arithmetic of bound variables (`vv * 4`); None for any other thing. A
+  Tensor made of one holds that value (shapes and values here are concrete; TinyJit keys a capture by the values)."""
+  if not isinstance(x, UOp) or x.op is Ops.CONST or not any(u.op is Ops.BIND for u in x.toposort()): return None
+  try: return int(x)
+  except TypeError: return None
+
 def _const(val: Any, dtype: DType, device: str, shape: tuple[int, ...] = ()) -> UOp:
   c = UOp(Ops.CONST, dtype, (UOp(Ops.DEVICE, arg=device),), UOp.const(dtype, val).arg)
   if not shape: return c
@@ -136,7 +143,8 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dev = Device.canonicalize(device)
     dt = to_dtype(dtype) if dtype is not None else None
-    if isinstance(data, UOp):
+    if isinstance(data, UOp) and (bv := _bound_value(data)) is not None: u = _const(bv, dt or data.dtype, dev)  # Tensor(v.bind(3))
+    elif isinstance(data, UOp):
       # as tinygrad: a Tensor wraps the UOp as it is (cast it with .cast to change its dtype)
       assert dt is None or data.dtype == dt, f"Tensor(UOp of {data.dtype}, dtype={dt}): the dtypes differ; a UOp isn't cast here, use .cast()"
       u = data
@@ -415,6 +423,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   @staticmethod
   def _shape_arg(shape: tuple) -> tuple[int, ...]:
     s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    s = tuple(bv if (bv := _bound_value(d)) is not None else d for d in s)  # a bound variable is its value
     if not all_int(s) or any(d < 0 for d in s): raise ValueError(f"a shape must be non-negative ints, got {s}")
     return s
   @staticmethod
@@ -423,6 +432,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     """A broadcast constant (it folds into the kernels that read it); buffer=True fills a buffer of its own instead,
     written by the next realize (tinygrad 0.14's default): two such tensors are never one UOp."""
     shape = (shape,) if isinstance(shape, int) else Tensor._shape_arg(tuple(shape))
+    if (bv := _bound_value(fill_value)) is not None: fill_value = bv  # Tensor.full((3,), v.bind(5))
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
     if buffer: return Tensor.empty(shape, dtype=dt, device=device, **kw).assign(Tensor(_const(fill_value, dt, Device.canonicalize(device), shape)))
     return Tensor(_const(fill_value, dt, Device.canonicalize(device), shape), **kw)
@@ -439,6 +449,15 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   def empty_like(self, dtype=None, device=None, **kw) -> Tensor: return Tensor.empty(self.shape, dtype=dtype or self.dtype, device=device or self.device, **kw)
   @staticmethod
   def invalids(*shape, device=None, dtype=None) -> Tensor: return Tensor.empty(*shape, device=device, dtype=dtype)  # tinygrad's anonymous buffer
+  @staticmethod
+  def from_uop(y: UOp, **kw) -> Tensor:
+    """A scalar tensor of a UOp value: a bound variable or int arithmetic of them (`v.bind(2) * 4`: its value), or a
+    constant (a newer tinygrad's name)."""
+    if not isinstance(y, UOp): raise TypeError(f"from_uop takes a UOp, not {type(y).__name__}")
+    kw.setdefault("dtype", y.dtype)
+    if (bv := _bound_value(y)) is not None: return Tensor(bv, **kw)
+    if y.op is Ops.CONST: return Tensor(y.arg, **kw)
+    raise TypeError(f"from_uop: a {y.op} UOp has no value (only a bound variable, int arithmetic of them, or a constant has)")
   @staticmethod
   def from_blob(ptr: int, shape: tuple[int, ...], **kwargs) -> Tensor:
     """The memory at `ptr` (host memory, `prod(shape)` elements) as a Tensor, without copying or owning it: it must
@@ -463,6 +482,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   @staticmethod
   def arange(start, stop=None, step=1, dtype: DType | str | None = None, device: str | None = None, **kw) -> Tensor:
     if stop is None: start, stop = 0, start
+    start, stop, step = (bv if (bv := _bound_value(v)) is not None else v for v in (start, stop, step))  # bound variables: their values
     if step == 0: raise ValueError("arange step must not be zero")
     # tinygrad's choice: int32 for ints, int64 when an end is beyond int32, the default float if any argument is a float
     dt = to_dtype(dtype) if dtype is not None else least_upper_dtype(*(dtypes.from_py(v) for v in (start, stop, step)))
@@ -625,10 +645,10 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     mode: constant (with value), reflect, replicate, circular."""
     if not isinstance(mode, str): raise TypeError(f"pad(padding, mode, value): mode must be a string, got {mode!r} (give value= by keyword)")
     if mode not in ("constant", "reflect", "replicate", "circular"): raise NotImplementedError(f"pad mode {mode!r} is not one of constant, reflect, replicate, circular")
-    if all(isinstance(p, int) for p in padding):  # torch style: (left, right) pairs from the last dim backwards
+    if all(isinstance(p, (int, UOp)) for p in padding):  # torch style: (left, right) pairs from the last dim backwards
       if len(padding) % 2 or len(padding) // 2 > self.ndim: raise ValueError(f"bad flat padding {padding} for shape {self.shape}")
       pairs = [(0, 0)] * self.ndim
-      for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (padding[2 * i], padding[2 * i + 1])
+      for i in range(len(padding) // 2): pairs[self.ndim - 1 - i] = (_int_of(padding[2 * i]), _int_of(padding[2 * i + 1]))
     else:
       if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one entry per dim of {self.shape}")
       pairs = [(0, 0) if p is None else tuple(_int_of(x) for x in p) for p in padding]
