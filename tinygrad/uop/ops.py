@@ -73,7 +73,9 @@ _ucache: dict[tuple, weakref.ReferenceType] = {}
 class UOpMetaClass(type):
   ucache = _ucache
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
-    key = (op, dtype, src, arg, type(arg))
+    # a DType is equal to another of its name (dtype.py) and hashes in Python: its name in the key is the same test with
+    # a C-level hash (the key is hashed up to four times per new UOp); anything else passed as a dtype keys as itself
+    key = (op, dtype.name, src, arg, type(arg)) if type(dtype) is DType else (op, dtype, src, arg, type(arg), None)
     if (wr := _ucache.get(key)) is not None and (ret := wr()) is not None: return ret
     # built here rather than through type.__call__ and __init__: the slots set by their descriptors (hot: every rewrite)
     created = _new(cls); _set_op(created, op); _set_dtype(created, dtype); _set_src(created, src); _set_arg(created, arg)
@@ -97,26 +99,32 @@ class UOp(metaclass=UOpMetaClass):
   def toposort(self) -> list[UOp]:
     """All UOps this one depends on (and itself), sources before users."""
     if (memo := rewrite_memo.topo) is not None:  # inside a kernel's codegen: the same graphs are walked again and again
-      if (got := memo.get(self)) is None: got = memo[self] = tuple(self._toposort())
+      if (got := memo.get(self)) is None: got = memo[self] = self._toposort(memo)
       return list(got)
-    return self._toposort()
-  def _toposort(self) -> list[UOp]:
+    return list(self._toposort(None))
+  def _toposort(self, memo: dict[UOp, dict[UOp, None]] | None) -> dict[UOp, None]:
+    # depth first, sources in order: a node is pushed again under its sources and output when it comes back up (it is
+    # in `seen` then: a DAG reaches no node again while its sources are being walked). A node whose walk is in memo is
+    # that walk, less what is out already: one C-level dict update (dict.update keeps the place of keys it has)
     out: dict[UOp, None] = {}
-    stack: list[tuple[UOp, bool]] = [(self, False)]
+    seen: set[UOp] = set()
+    stack: list[UOp] = [self]
+    push, pop = stack.append, stack.pop
     while stack:
-      u, done = stack.pop()
+      u = pop()
       if u in out: continue
-      if done: out[u] = None; continue
-      stack.append((u, True))
-      stack.extend((s, False) for s in reversed(u.src) if s not in out)
-    return list(out)
+      if u in seen: out[u] = None; continue
+      if memo is not None and (got := memo.get(u)) is not None: out.update(got); continue
+      seen.add(u); push(u)
+      for s in reversed(u.src):
+        if s not in out: push(s)
+    return out
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
     """This graph with each key of `mapping` replaced by its value (a plain rebuild, not a traced rewrite)."""
     memo: dict[UOp, UOp] = {}
     for u in self.toposort():
       if (m := mapping.get(u)) is not None: memo[u] = m; continue
-      new_src = tuple(memo[s] for s in u.src)
-      memo[u] = u if all(a is b for a, b in zip(new_src, u.src)) else UOp(u.op, u.dtype, new_src, u.arg)
+      memo[u] = u if (new_src := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, new_src, u.arg)  # == : identity of each
     return memo[self]
 
   def __repr__(self) -> str: return _pretty(self)
@@ -464,16 +472,19 @@ def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) ->
     if stage == 0:
       if bottom_up and (f := fns[n.op]) is not None and (r := f(n, ctx) if trace is None else traced(f, n)) is not None:
         push((n, 2, r[0])); push((r[0], 0, None)); continue
-      push((n, 1, None))
+      waits = False
       for s in reversed(n.src):
-        if s not in replace: push((s, 0, None))
-    elif stage == 1:
-      # UOps compare by identity: == of the source tuples is "every source the same object"
-      nn = n if (new_src := tuple(map(get, n.src))) == n.src else UOp(n.op, n.dtype, new_src, n.arg)
-      if (f := fns[nn.op]) is None or (r := f(nn, ctx) if trace is None else traced(f, nn)) is None:
-        replace[n] = nn
-        if nn is not n: replace.setdefault(nn, nn)
-      else: push((n, 2, r[0])); push((r[0], 0, None))
+        if s not in replace:
+          if not waits: push((n, 1, None)); waits = True
+          push((s, 0, None))
+      if waits: continue
+      # every source done already: stage 1 at once (what popping the (n, 1) just pushed would do next)
+    # stage 1. UOps compare by identity: == of the source tuples is "every source the same object"
+    nn = n if (new_src := tuple(map(get, n.src))) == n.src else UOp(n.op, n.dtype, new_src, n.arg)
+    if (f := fns[nn.op]) is None or (r := f(nn, ctx) if trace is None else traced(f, nn)) is None:
+      replace[n] = nn
+      if nn is not n: replace.setdefault(nn, nn)
+    else: push((n, 2, r[0])); push((r[0], 0, None))
   return replace[sink]
 
 class untraced_rewrites:
