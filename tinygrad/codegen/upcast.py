@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
-from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite
+from tinygrad import tracing
+from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, untraced_rewrites
 from tinygrad.uop.symbolic import symbolic
 from tinygrad.codegen.lowerer import pm_clean_gates
 
@@ -56,18 +57,33 @@ def _copy_index(g: UOp, outer: UOp, f: int, c: int) -> UOp:
   if (outer.src[0].arg - 1) * f + c <= last: return idx
   return UOp(Ops.WHERE, dtypes.int32, (idx < last, idx, UOp.const(dtypes.int32, last)))
 
+def _copies(s: UOp, ups: list[tuple[UOp, UOp, int]]) -> UOp:
+  """SINK s with its stores copied once per combination of the upcast ranges' copies, in itertools.product order:
+  what a substitute per combination would give. One dim at a time, the last first (so the stores keep that order),
+  and each copy rebuilds only the nodes that depend on that dim: a matmul tile's A index math is built once per row
+  copy and B's once per column copy, not once per combination."""
+  stores = list(s.src)
+  for g, outer, f in reversed(ups):
+    moved, dep = [], {g}  # the nodes that depend on g, sources first
+    for u in UOp(Ops.SINK, src=tuple(stores)).toposort():
+      if u not in dep and u.op is not Ops.SINK and any(x in dep for x in u.src): dep.add(u); moved.append(u)
+    copies = []
+    for c in range(f):
+      memo = {g: _copy_index(g, outer, f, c)}
+      for u in moved: memo[u] = UOp(u.op, u.dtype, tuple(memo.get(x, x) for x in u.src), u.arg)
+      copies.extend(memo.get(x, x) for x in stores)
+    stores = list(dict.fromkeys(copies))
+  return UOp(Ops.SINK, src=tuple(stores))
+
 class _Upcast:
   def __init__(self, ups: list[tuple[UOp, UOp, int]]): self.ups, self.done = ups, False
 def _expand(ctx: _Upcast, s: UOp) -> UOp | None:
   if ctx.done: return None
   ctx.done = True
-  stores = []
-  for combo in itertools.product(*[range(f) for _, _, f in ctx.ups]):
-    mapping = {g: _copy_index(g, outer, f, c) for (g, outer, f), c in zip(ctx.ups, combo)}
-    stores.extend(UOp(Ops.SINK, src=s.src).substitute(mapping).src)
-  return UOp(Ops.SINK, src=tuple(dict.fromkeys(stores)))
+  return _copies(s, ctx.ups)
 pm_upcast = PatternMatcher([(UPat(Ops.SINK, name="s"), _expand)])
 pm_upcast_simplify = pm_upcast + symbolic + pm_clean_gates
+pm_copy_simplify = symbolic + pm_clean_gates  # what pm_upcast_simplify does to every node but the SINK
 
 def outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tuple[list[tuple[UOp, UOp, int]], list[UOp], int]:
   """For each upcast global range g by f: g = outer * f + c. Returns the plan (g, outer, f), the new global ranges, next id."""
@@ -82,4 +98,13 @@ def outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tu
   return plan, new_granges, nid
 
 def upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
-  return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")
+  """The kernel with its body copied per plan, simplified. Traced: one rewrite (the copies are its SINK's match, the
+  simplification its other matches). Untraced (a plan the search tries): the same result in three steps, simplify,
+  copy, simplify, with a table without ctx, so each step starts from what the kernel's earlier plans already
+  simplified (rewrite_memo): the first step is the same for every plan, the copies' math mostly shared by the tiles."""
+  t = tracing.tracer
+  if t is not None and t.capture_rewrites and not untraced_rewrites.depth:
+    return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")
+  # pm_upcast matches only the root SINK, after its sources are simplified, and first: so simplifying the whole graph,
+  # copying, then simplifying the copies is the same rewrite
+  return graph_rewrite(_copies(graph_rewrite(sink, pm_copy_simplify), plan), pm_copy_simplify)

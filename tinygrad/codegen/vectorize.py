@@ -1,7 +1,7 @@
 """Vector lanes: a range of the kernel becomes the lanes of one vector value (GCC vector types on the CPU). Loads
 and stores at consecutive addresses become vector loads and stores; the others are gathered or scattered lane by lane."""
 from __future__ import annotations
-import functools
+import functools, operator
 from collections import Counter
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites
@@ -17,6 +17,38 @@ def _canon(u: UOp) -> tuple:
 
 def _lane(u: UOp, V: UOp, k: int) -> UOp: return u.substitute({V: UOp.const(dtypes.int32, k)})
 
+_INT_ALU = {Ops.ADD: operator.add, Ops.SUB: operator.sub, Ops.MUL: operator.mul, Ops.MAX: max, Ops.CMPLT: operator.lt,
+            Ops.CMPNE: operator.ne, Ops.CMPEQ: operator.eq, Ops.AND: operator.and_, Ops.OR: operator.or_}
+
+def _value(u: UOp, at: dict[UOp, int]) -> int | None:
+  """u's value with every range at 0 (variables at their least) but those in `at`; None where that is not plain
+  integer math: a load, a negative division (C truncates, other engines floor), a value past 32 bits."""
+  vals: dict[UOp, int] = dict(at)
+  for x in u.toposort():
+    if x in vals: continue
+    if x.op is Ops.CONST: v = x.arg
+    elif x.op is Ops.RANGE: v = 0
+    elif x.op is Ops.DEFINE_VAR: v = x.arg[1]
+    elif x.op in (Ops.IDIV, Ops.MOD):
+      a, b = vals[x.src[0]], vals[x.src[1]]
+      if a < 0 or b <= 0: return None
+      v = a // b if x.op is Ops.IDIV else a % b
+    elif x.op in _INT_ALU: v = _INT_ALU[x.op](*(vals[s] for s in x.src))
+    elif x.op is Ops.NEG: v = -vals[x.src[0]]
+    elif x.op is Ops.WHERE: v = vals[x.src[1]] if vals[x.src[0]] else vals[x.src[2]]
+    elif x.op is Ops.CAST and x.dtype in dtypes.ints and x.src[0].dtype == dtypes.bool: v = int(vals[x.src[0]])
+    else: return None
+    if not isinstance(v, (int, bool)) or abs(v) >= 1 << 31: return None
+    vals[x] = v
+  return vals[u]
+
+def _lanes_step_by_one(idx: UOp, V: UOp, width: int) -> bool:
+  """False when lanes 1, width/2 or width-1 of idx, at one point of the other ranges, are not lane 0's value plus the
+  lane: then no simplification can show they are (it keeps the value), and _base's test by rewriting would fail. A
+  matmul's row lanes, (G * 8 + V) * 64, fail here at once. True where that can't be told by value (a load in the index)."""
+  if (b := _value(idx, {V: 0})) is None: return True
+  return all((v := _value(idx, {V: k})) is None or v == b + k for k in (1, width // 2, width - 1))
+
 @functools.lru_cache(maxsize=1 << 16)
 def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
   """idx at lane 0 when lane k of V reads idx at lane 0 plus k (one contiguous vector), else None. Cached: UOps are
@@ -27,6 +59,7 @@ def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
   if len(with_v) == 1 and (t := with_v[0]) is V:
     return functools.reduce(lambda a, b: a + b, others) if (others := [x for x in ts if x is not V]) else UOp.const(dtypes.int32, 0)
   if len(with_v) == 1 and t.op is Ops.MUL and t.src[0] is V and t.src[1].op is Ops.CONST: return None
+  if not _lanes_step_by_one(idx, V, width): return None
   with untraced_rewrites():  # otherwise (divisions, mods) compare lanes after simplification, as a test: no trace step
     def at(k: int) -> UOp: return graph_rewrite(_lane(idx, V, k), symbolic)
     b_terms, b_const = _canon(base := at(0))
@@ -62,7 +95,7 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) ->
       while len(lanes) > 1: lanes = [UOp(u.arg, u.dtype, (lanes[i], lanes[i + 1])) for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
       new[u] = lanes[0]; continue
     if u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg); continue
-    if not dep[u]: new[u] = u.replace(src=tuple(new[s] for s in u.src)) if u.src else u; continue
+    if not dep[u]: new[u] = u if all(new[s] is s for s in u.src) else u.replace(src=tuple(new[s] for s in u.src)); continue
     if u is V: continue
     if u.op in VEC_CMP and u.src[0].dtype == dtypes.float32:
       new[u] = UOp(u.op, dtypes.bool.vec(width), tuple(new[s] for s in u.src)); continue
