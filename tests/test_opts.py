@@ -243,3 +243,13 @@ def test_a_select_of_arithmetic_is_vector_code(fresh_choices):
   t = Tensor.ones(16, 16).tril().reshape(1, 16, 16).where(a * c + 1, 0)
   assert f"boolx{W}" in (src := R.get_program(_kernel(t, last=True)[0], "CPU").src), src
   np.testing.assert_allclose(t.numpy(), np.where(np.tril(np.ones((16, 16))) > 0, a.numpy() * c.numpy() + 1, 0), rtol=1e-5, atol=1e-6)
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_a_big_elementwise_kernel_with_a_short_inner_loop_is_vector_code(fresh_choices):
+  """Batchnorm over 4 x 4 images (64k elements): GCC vectorizes only the innermost loop, 4 long, so the kernel gets lanes
+  along its two innermost dims merged into one; a per-channel value is one float for all lanes. The same numbers."""
+  W = Device.renderer("CPU").vector_floats
+  x, m, s = T(64, 64, 4, 4), T(1, 64, 1, 1), T(1, 64, 1, 1)
+  t = (x - m) * s
+  assert f"floatx{W}" in (src := R.get_program(_kernel(t)[0], "CPU").src), src
+  np.testing.assert_allclose(t.numpy(), (x.numpy() - m.numpy()) * s.numpy(), rtol=1e-6)

@@ -230,6 +230,12 @@ def plan_cost(name: str, kernel: UOp, sink: UOp, granges: list[UOp], vector: boo
   slp = slp_lanes(sink, _scalar_upcasts(sink, granges, max_upcast), granges, lanes)
   return loop_cost(kernel) / slp + machine_cost(kernel, lanes, slp)
 
+def short_inner(granges: list[UOp], lanes: int) -> bool:
+  """A big elementwise kernel (64k elements or more) whose innermost loop is shorter than a vector (a 4 x 4 image, a
+  max-pool's 2 x 2 windows): GCC vectorizes only the innermost loop (the digits CNN's max-pool E_128_32_4_2_4_2: 240 ->
+  95 us in its step with lanes along its innermost dims merged)."""
+  return lanes >= 4 and bool(granges) and granges[-1].src[0].arg < min(_widths(lanes)) and prod(r.src[0].arg for r in granges) >= 1 << 16
+
 FLOAT_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV, Ops.MAX, Ops.WHERE}
 
 def branchy_select(sink: UOp) -> bool:
@@ -245,20 +251,29 @@ def branchy_select(sink: UOp) -> bool:
   return False
 
 def _elementwise_plan(sink: UOp, granges: list[UOp], nid: int, lanes: int) -> tuple[str, Plan] | None:
-  """Lanes along the innermost output dim (or the two innermost, merged, when it is too short: a 4 x 4 image), every
-  store a whole vector: a vector select computes both arms and blends them by the mask, no branch. The kernel as it
-  was where that can't be built."""
+  """Lanes along the innermost output dim, or the innermost dims merged into one where it is too short (a 4 x 4 image,
+  a max-pool's 2 x 2 windows), every store a whole vector; a vector select computes both arms and blends them by the
+  mask, no branch. The kernel as it was where that can't be built."""
   if lanes < 4 or not granges: return None
-  def kept(res: tuple[UOp, list[UOp]] | None) -> tuple[UOp, list[UOp]]:
-    ok = res is not None and all(st.op is not Ops.STORE or st.src[2].dtype.count > 1 for st in res[0].src)
+  w = min(_widths(lanes))
+  k = len(granges) - 1
+  while k > 0 and prod(r.src[0].arg for r in granges[k:]) < w: k -= 1
+  if prod(r.src[0].arg for r in granges[k:]) % w: return None
+  def build() -> tuple[UOp, list[UOp]]:
+    s, gs, n = sink, granges, nid
+    while len(gs) > k + 1:  # merge the two innermost, symbolic folds each merged index back where it is contiguous
+      G = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, gs[-2].src[0].arg * gs[-1].src[0].arg),), (n, "global"))
+      s = graph_rewrite(graph_step(s, merge_ranges, gs[-2], gs[-1], G, name="opt: one range for two output dims"), symbolic, name="opt: merge output dims")
+      gs, n = gs[:-2] + [G], n + 1
+    res = _vector_over_output(s, gs, gs[-1], n, "tall", lanes)
+    # every store a whole vector, and no vector of loads repeated across lanes ({a, a, b, b, ...}: GCC builds it through
+    # the stack, 4 stores then a load that can't be forwarded from them; a max-pool gradient's E_128_64_4_4n2 ran 149 ->
+    # 327 us. 8 different loads gathered, E_128_64_2_2_2_2, ran 112 -> 20 us)
+    ok = res is not None and all(st.op is not Ops.STORE or st.src[2].dtype.count > 1 for st in res[0].src) and \
+      not any(u.op is Ops.VECTORIZE and u.src[0].op is Ops.LOAD and len(set(u.src)) < len(u.src) for u in res[0].toposort())
     return res if ok else (sink, granges)  # type: ignore[return-value]
-  g = granges[-1]
-  if _width(g, lanes) is not None:
-    return (f"lanes along output dim {len(granges) - 1}", lambda: kept(_vector_over_output(sink, granges, g, nid, "tall", lanes)))
-  k = len(granges) - 2
-  if k >= 0 and granges[k].src[0].arg * g.src[0].arg % min(_widths(lanes)) == 0:
-    return (f"lanes along output dims {k} and {k + 1}", lambda: kept(_vector_over_pair(sink, granges, k, nid, lanes)))
-  return None
+  last = len(granges) - 1
+  return (f"lanes along output dim {k}" if k == last else f"lanes along output dims {k} {'and' if k + 1 == last else 'to'} {last}", build)
 
 def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcast: int = MAX_UPCAST, prune: bool = False) -> list[tuple[str, Plan]]:
   """(name, build) for every way to optimize the kernel: scalar copies per upcast, lanes along each output dim that
@@ -266,9 +281,11 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
   vector: see lanes_of; wider vectors than the machine's registers are split by the C compiler into slow code. prune:
   leave out the vector plans along a dim that no load or store walks contiguously (_strided_only)."""
   nid = _next_range_id(sink)
-  if not any(u.op is Ops.REDUCE for u in sink.toposort()):  # elementwise: the C compiler vectorizes these itself, but
-    plan = _elementwise_plan(sink, granges, nid, lanes_of(vector)) if branchy_select(sink) and not getenv("NOVEC", 0) else None
-    return [] if plan is None else [plan]  # a select it keeps as a branch (branchy_select)
+  if not any(u.op is Ops.REDUCE for u in sink.toposort()):  # elementwise: the C compiler vectorizes these itself, but not
+    # a select it keeps as a branch (branchy_select), nor well a loop shorter than a vector (short_inner)
+    lanes = lanes_of(vector)
+    plan = _elementwise_plan(sink, granges, nid, lanes) if (branchy_select(sink) or short_inner(granges, lanes)) and not getenv("NOVEC", 0) else None
+    return [] if plan is None else [plan]
   ups = _scalar_upcasts(sink, granges, max_upcast)
   def scalar() -> tuple[UOp, list[UOp]]:
     plan, new_granges, _ = outer_ranges(granges, ups, nid)
