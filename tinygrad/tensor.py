@@ -60,7 +60,9 @@ def _int_of(x: Any) -> Any:
 def _bound_value(x: Any) -> int | None:
   """The value of a bound variable, or of int arithmetic of bound variables (`vv * 4`); None for any other thing. A
   Tensor made of one holds that value (shapes and values here are concrete; TinyJit keys a capture by the values)."""
-  if not isinstance(x, UOp) or x.op is Ops.CONST or not any(u.op is Ops.BIND for u in x.toposort()): return None
+  # only a BIND or int arithmetic has an int value (UOp.__index__): anything else is None without a walk of its graph
+  if not isinstance(x, UOp) or x.op is Ops.CONST or (x.op is not Ops.BIND and not dtypes.is_int(x.dtype)): return None
+  if not any(u.op is Ops.BIND for u in x.toposort()): return None
   try: return int(x)
   except TypeError: return None
 
