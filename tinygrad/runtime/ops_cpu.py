@@ -23,6 +23,41 @@ CACHE_DIR = cache_dir("cpu")
 # code (objdump) with it as without it
 CFLAGS = ["-O2", "-march=native", "-fPIC", "-shared", "-fopenmp", "-fwrapv", "-fno-math-errno", "--param", "max-combine-insns=2"]
 
+@functools.cache
+def is_clang(cc: str) -> bool:
+  try: return "clang" in subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60).stdout
+  except (OSError, subprocess.SubprocessError): return False
+
+@functools.cache
+def compiler_flags(cc: str) -> tuple[str, ...]:
+  """CFLAGS as this compiler takes them. Clang: without GCC's combiner param, with GCC's default contraction of a*b+c
+  into one FMA (-ffp-contract=fast; clang's own default fuses only within one expression), and with GCC's OpenMP
+  runtime where its own (libomp) is not installed (Debian's clang links -lomp for -fopenmp: every kernel failed)."""
+  if not is_clang(cc): return tuple(CFLAGS)
+  try: own_omp = os.path.isabs(subprocess.run([cc, "-print-file-name=libomp.so"], capture_output=True, text=True, timeout=60).stdout.strip())
+  except (OSError, subprocess.SubprocessError): own_omp = True
+  flags = [f for f in CFLAGS if f not in ("--param", "max-combine-insns=2")] + ["-ffp-contract=fast"]
+  return tuple(f if own_omp or f != "-fopenmp" else "-fopenmp=libgomp" for f in flags)
+
+# A library that is one kernel this long is built by clang where the default compiler is GCC, clang is installed and
+# CC names no compiler: GCC's RTL combiner grows with the square of a basic block's length, and a long kernel is one
+# long block of unrolled copies. The small GPT's loss gradient r_32_16_16n1 (56 KB, 128 copies): GCC 3.2 s of CPU (the
+# first run's longest compile), clang 0.3 s, and clang's code ran it in 3.4 us against GCC's 7.8 (the same output).
+# The only kernel of the digits CNN, MLP and small GPT steps this long; shorter ones compile about as fast by either.
+LONG_KERNEL_CHARS = 24000
+
+@functools.cache
+def long_kernel_compiler() -> str:
+  cc = find_compiler()
+  if os.environ.get("CC") or is_clang(cc) or (clang := shutil.which("clang")) is None or not is_clang(clang): return cc
+  return clang
+
+def compiler_for(srcs: list[str]) -> tuple[str, str | None]:
+  """The compiler for a library of these kernels, and the one to build it with should that one fail (None: none)."""
+  cc = find_compiler()
+  if len(srcs) == 1 and len(srcs[0]) >= LONG_KERNEL_CHARS and (long := long_kernel_compiler()) != cc: return long, cc
+  return cc, None
+
 # compiler processes for one schedule's new kernels: CPU_COMPILE_JOBS, else one per core this process may use
 COMPILE_JOBS = max(0, getenv("CPU_COMPILE_JOBS", 0)) or len(os.sched_getaffinity(0))
 MIN_KERNELS_PER_LIB = 4
@@ -39,7 +74,7 @@ def find_compiler() -> str:
   return cc
 
 def _lib_path(cc: str, src: str) -> pathlib.Path:
-  return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(CFLAGS) + chr(0) + src).encode()).hexdigest()[:32]}.so"
+  return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(compiler_flags(cc)) + chr(0) + src).encode()).hexdigest()[:32]}.so"
 
 @functools.cache
 def _sweep_stale_tmp(age_s: float = 600) -> None:
@@ -55,6 +90,7 @@ class Build:
   disk (under the hash of compiler, flags and source). wait() returns the library's path."""
   def __init__(self, cc: str, src: str):
     self.cc, self.src, self.out = cc, src, _lib_path(cc, src)
+    self.fallback: str | None = None  # the compiler that builds it should cc fail (start_libraries' clang: GCC)
     self.proc: subprocess.Popen | None = None
     self.tmp: str | None = None
     self.err: Any = None
@@ -67,7 +103,7 @@ class Build:
     try:
       with tempfile.TemporaryFile() as f:  # the source through a file: a pipe's writer would wait for each reader in turn
         f.write(src.encode()); f.seek(0)
-        self.proc = subprocess.Popen([cc, *CFLAGS, "-x", "c", "-", "-o", self.tmp, "-lm"], stdin=f, stdout=subprocess.DEVNULL, stderr=self.err)
+        self.proc = subprocess.Popen([cc, *compiler_flags(cc), "-x", "c", "-", "-o", self.tmp, "-lm"], stdin=f, stdout=subprocess.DEVNULL, stderr=self.err)
     except BaseException: self.close(); raise
     _running.add(self)
   def done(self) -> bool: return self.proc is None or self.proc.poll() is not None
@@ -75,6 +111,10 @@ class Build:
     if self.proc is None: return self.out
     try:
       if self.proc.wait() != 0:
+        if self.fallback is not None:  # clang on a long kernel: GCC builds it as it builds the others
+          self.close(); self.proc = None
+          self.out = Build(self.fallback, self.src).wait()
+          return self.out
         self.err.seek(0)
         raise CompileError(compile_error_message(self.cc, self.err.read().decode(errors="replace"), self.src))
       os.replace(self.tmp, self.out)  # atomic: a parallel process never loads half a library
@@ -126,14 +166,20 @@ def compile_c(src: str) -> pathlib.Path:
   """Compile C source to a shared library (cached on disk)."""
   return compile_many([src])[0]
 
+def compile_cost(src: str) -> float:
+  """GCC's time for one kernel, in arbitrary units: it grows faster than the source (a kernel twice as long takes about
+  2.8x as long; len ** 1.5 fit the CPU time of 47 libraries of the digits CNN and small GPT within 24% on average)."""
+  return len(src) ** 1.5
+
 def split_sources(srcs: list[str], parts: int) -> list[list[str]]:
-  """Consecutive runs of kernels of about equal total length, one per compiler process (at most `parts`; at least
+  """Consecutive runs of kernels of about equal compile cost, one per compiler process (at most `parts`; at least
   MIN_KERNELS_PER_LIB each, as starting a compiler costs about as much as compiling a few small kernels)."""
   parts = max(1, min(parts, len(srcs) // MIN_KERNELS_PER_LIB))
-  total, out, size = sum(map(len, srcs)), [[]], 0
-  for s in srcs:
+  costs = [compile_cost(s) for s in srcs]
+  total, out, size = sum(costs), [[]], 0.0
+  for s, c in zip(srcs, costs):
     if out[-1] and size >= total * len(out) / parts: out.append([])
-    out[-1].append(s); size += len(s)
+    out[-1].append(s); size += c
   return out
 
 @functools.cache
@@ -154,6 +200,17 @@ def native_vector_floats() -> int:
     macros = subprocess.run([find_compiler(), *CFLAGS[:2], "-dM", "-E", "-x", "c", os.devnull], capture_output=True, text=True, timeout=60).stdout
   except (CompileError, OSError, subprocess.SubprocessError): return 4
   return 16 if "__AVX512F__" in macros else 8 if "__AVX__" in macros else 4
+
+def start_libraries(libs: list[tuple[list[str], Build | None]], jobs: int) -> None:
+  """Start the libraries of libs not started yet (None), the costliest first (the one that ends last bounds the
+  schedule's compile), while fewer than jobs of them are building."""
+  waiting = sorted((i for i, (_, b) in enumerate(libs) if b is None), key=lambda i: -sum(map(compile_cost, libs[i][0])))
+  running = sum(b is not None and not b.done() for _, b in libs)
+  for i in waiting[:max(0, jobs - running)]:
+    srcs = libs[i][0]
+    cc, fallback = compiler_for(srcs)
+    libs[i] = (srcs, b := Build(cc, PRELUDE + "\n\n".join(srcs)))
+    b.fallback = fallback
 
 class CPURenderer(CStyleRenderer):
   fp8 = True  # fp8 as its bits, converted in C (renderer/fp8_c.py)
@@ -180,13 +237,7 @@ class CPUDevice:
       if sum(len(q.src) for q in self._queued) < EARLY_CHARS: return
       self._early.append((list(dict.fromkeys(q.src for q in self._queued)), None))
       self._queued = []
-    self._start_early(COMPILE_JOBS)
-  def _start_early(self, jobs: int) -> None:
-    """Start the closed libraries not started yet, while fewer than jobs of them are building."""
-    cc = None
-    for i, (srcs, b) in enumerate(self._early):
-      if sum(x is not None and not x.done() for _, x in self._early) >= jobs: return
-      if b is None: self._early[i] = (srcs, Build(cc := cc or find_compiler(), PRELUDE + "\n\n".join(srcs)))
+    start_libraries(self._early, COMPILE_JOBS)
   def compile(self, progs: list[Program]) -> float:
     """Compile and bind every program not yet compiled: the libraries compile_soon started, and the rest in a few
     libraries built side by side (one compiler call per core); returns the compile time in seconds."""
@@ -195,8 +246,7 @@ class CPUDevice:
     st = time.perf_counter()
     early, self._early, self._queued = self._early, [], []
     try:
-      for i, (srcs, b) in enumerate(early):  # all of them now: the compilers run while the rest's compile below does
-        if b is None: early[i] = (srcs, Build(find_compiler(), PRELUDE + "\n\n".join(srcs)))
+      start_libraries(early, len(early))  # all of them now: the compilers run while the rest's compile below does
       in_early = {src for srcs, _ in early for src in srcs}
       chunks = split_sources([s for s in dict.fromkeys(p.src for p in todo) if s not in in_early], COMPILE_JOBS) if any(p.src not in in_early for p in todo) else []
       libs = [ctypes.CDLL(str(path)) for path in compile_many([PRELUDE + "\n\n".join(c) for c in chunks])] if chunks else []

@@ -1,0 +1,84 @@
+"""Which C compiler builds a CPU library: CC=clang works (with GCC's OpenMP runtime where clang's own is missing), and
+a library that is one long kernel is built by clang beside a default GCC, by GCC again should clang refuse it."""
+import ctypes, os, shutil, subprocess, sys, pathlib
+import numpy as np, pytest
+from tinygrad.runtime import ops_cpu
+from tinygrad.renderer.cstyle import PRELUDE
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CLANG = shutil.which("clang")
+pytestmark = pytest.mark.skipif(not ops_cpu.compiler_works(), reason="no working C compiler")
+needs_clang = pytest.mark.skipif(CLANG is None or not ops_cpu.is_clang(CLANG), reason="no clang")
+needs_gcc_default = pytest.mark.skipif("CC" in os.environ or ops_cpu.is_clang(ops_cpu.find_compiler()), reason="default compiler is not GCC")
+
+@needs_clang
+def test_cc_clang_builds_and_runs_kernels(tmp_path):
+  code = ("import numpy as np; from tinygrad import Tensor; from tinygrad.runtime import ops_cpu\n"
+          "assert ops_cpu.compiler_problem() is None, ops_cpu.compiler_problem()\n"
+          "a = np.arange(96, dtype=np.float32).reshape(8, 12) / 10\n"
+          "np.testing.assert_allclose((Tensor(a).exp() @ Tensor(a.T)).relu().sum(1).numpy(), (np.exp(a) @ a.T).sum(1), rtol=1e-4)\n"
+          "print('ok', Tensor([1.0, 2.0]).device)")
+  e = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG", "DEV")}
+  res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                       env={**e, "CC": "clang", "TINYVIZ_CACHE": str(tmp_path)})
+  assert res.returncode == 0, res.stderr[-3000:]
+  assert res.stdout.split() == ["ok", "CPU"]  # CPU, not the PYTHON fallback a failing compiler leads to
+
+def long_kernel(body: str, n: int) -> str:
+  """One kernel of n statements: longer than ops_cpu.LONG_KERNEL_CHARS."""
+  src = "void long_k(float* restrict data0, const float* restrict data1) {\n" + body + "".join(f"  data0[{i}] = data1[{i}]*2.0f + {i}.0f;\n" for i in range(n)) + "}"
+  assert len(src) >= ops_cpu.LONG_KERNEL_CHARS
+  return src
+
+def build_one(src: str) -> tuple[ops_cpu.Build, ctypes.CDLL]:
+  libs: list = [([src], None)]
+  ops_cpu.start_libraries(libs, 1)
+  b = libs[0][1]
+  lib = ctypes.CDLL(str(b.wait()))
+  return b, lib
+
+def run_long_k(lib: ctypes.CDLL, n: int) -> np.ndarray:
+  x, out = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
+  lib.long_k.argtypes, lib.long_k.restype = [ctypes.c_void_p] * 2, None
+  lib.long_k(out.ctypes.data, x.ctypes.data)
+  return out
+
+@needs_clang
+@needs_gcc_default
+def test_a_long_kernel_is_built_by_clang(tmp_path, monkeypatch):
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  b, lib = build_one(long_kernel("", 1200))
+  assert ops_cpu.is_clang(b.cc) and b.out == ops_cpu._lib_path(b.cc, b.src)  # clang built it, no fallback
+  np.testing.assert_array_equal(run_long_k(lib, 1200), np.arange(1200, dtype=np.float32) * 3)
+  # a short one stays with GCC
+  libs: list = [(["void short_k(float* restrict data0) { data0[0] = 1.0f; }"], None)]
+  ops_cpu.start_libraries(libs, 1)
+  assert libs[0][1].cc == ops_cpu.find_compiler()
+  libs[0][1].wait()
+
+@needs_clang
+@needs_gcc_default
+def test_a_long_kernel_clang_refuses_is_built_by_gcc(tmp_path, monkeypatch):
+  """A nested function is GCC's C only: clang fails on it, and GCC then builds the library."""
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  b, lib = build_one(long_kernel("  float twice(float v) { return 2.0f*v; }\n  data0[0] = twice(1.0f);\n", 1200).replace("data0[0] = data1[0]*2.0f + 0.0f;", "data0[0] += data1[0]*2.0f + 0.0f;"))
+  np.testing.assert_array_equal(run_long_k(lib, 1200), np.arange(1200, dtype=np.float32) * 3 + np.eye(1, 1200, dtype=np.float32)[0] * 2)
+  assert ops_cpu.is_clang(b.cc) and b.out == ops_cpu._lib_path(ops_cpu.find_compiler(), b.src)  # GCC's library
+  assert not list(tmp_path.glob("*.tmp"))
+
+def test_the_prelude_needs_no_header(tmp_path, monkeypatch):
+  """The kernels' prelude declares what it uses: NAN, INFINITY and the classification macros behave as <math.h>'s."""
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  assert "#include" not in PRELUDE
+  src = ("void cls(float* restrict data0, const float* restrict data1) {\n"
+         "  for (int i = 0; i < 6; i++) { float v = data1[i];\n"
+         "    data0[4*i] = isnan(v); data0[4*i+1] = isinf(v) ? (v > 0 ? 1.0f : -1.0f) : 0.0f; data0[4*i+2] = isfinite(v); data0[4*i+3] = signbit(v) != 0; }\n"
+         "  data0[24] = NAN; data0[25] = INFINITY; data0[26] = exp2f(data1[5]); data0[27] = sqrtf(data1[5]); data0[28] = (bool)2 + true;\n}")
+  lib = ctypes.CDLL(str(ops_cpu.compile_c(PRELUDE + src)))
+  x = np.array([1.5, -0.0, np.inf, -np.inf, np.nan, 4.0], np.float32)
+  out = np.zeros(29, np.float32)
+  lib.cls.argtypes, lib.cls.restype = [ctypes.c_void_p] * 2, None
+  lib.cls(out.ctypes.data, x.ctypes.data)
+  want = [[np.isnan(v), np.sign(v) if np.isinf(v) else 0, np.isfinite(v), np.signbit(v)] for v in x]
+  np.testing.assert_array_equal(out[:24].reshape(6, 4), np.array(want, np.float32))
+  assert np.isnan(out[24]) and out[25] == np.inf and out[26] == 16 and out[27] == 2 and out[28] == 2
