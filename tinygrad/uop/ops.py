@@ -248,15 +248,13 @@ _set_op, _set_dtype, _set_src, _set_arg = (UOp.__dict__[k].__set__ for k in ("op
 def _fill(root: UOp, attr: str, compute: Callable[[UOp], Any]) -> Any:
   """Compute a cached per-node property for root and every source that lacks it, sources first; the walk stops at
   nodes that already have it (iterative: deep graphs are fine)."""
-  stack: list[tuple[UOp, bool]] = [(root, False)]
+  # a node stays on the stack until its sources have the property (most often at once: one test per source)
+  stack: list[UOp] = [root]
   while stack:
-    u, ready = stack.pop()
-    if ready:
-      if not hasattr(u, attr): object.__setattr__(u, attr, compute(u))
-      continue
-    if hasattr(u, attr): continue
-    stack.append((u, True))
-    stack.extend((s, False) for s in u.src if not hasattr(s, attr))
+    u = stack[-1]
+    if missing := [s for s in u.src if not hasattr(s, attr)]: stack.extend(missing); continue
+    stack.pop()
+    if not hasattr(u, attr): object.__setattr__(u, attr, compute(u))
   return getattr(root, attr)
 
 def _compute_device(u: UOp) -> str | None:
