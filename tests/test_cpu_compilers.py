@@ -47,10 +47,12 @@ def run_long_k(lib: ctypes.CDLL, n: int) -> np.ndarray:
 @needs_gcc_default
 def test_a_long_kernel_is_built_by_clang(tmp_path, monkeypatch):
   monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
-  b, lib = build_one(long_kernel("", 1200))
+  b, lib = build_one(long_kernel("", 1500))
   assert ops_cpu.is_clang(b.cc) and b.out == ops_cpu._lib_path(b.cc, b.src)  # clang built it, no fallback
-  np.testing.assert_array_equal(run_long_k(lib, 1200), np.arange(1200, dtype=np.float32) * 3)
-  # a short one stays with GCC
+  np.testing.assert_array_equal(run_long_k(lib, 1500), np.arange(1500, dtype=np.float32) * 3)
+  # a short one, and a long one of vector code, stay with GCC
+  vec = "typedef float floatx8 __attribute__((vector_size(32)));\n" + long_kernel("", 1500)
+  assert ops_cpu.compiler_for([vec]) == (ops_cpu.find_compiler(), None)
   libs: list = [(["void short_k(float* restrict data0) { data0[0] = 1.0f; }"], None)]
   ops_cpu.start_libraries(libs, 1)
   assert libs[0][1].cc == ops_cpu.find_compiler()
@@ -61,8 +63,8 @@ def test_a_long_kernel_is_built_by_clang(tmp_path, monkeypatch):
 def test_a_long_kernel_clang_refuses_is_built_by_gcc(tmp_path, monkeypatch):
   """A nested function is GCC's C only: clang fails on it, and GCC then builds the library."""
   monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
-  b, lib = build_one(long_kernel("  float twice(float v) { return 2.0f*v; }\n  data0[0] = twice(1.0f);\n", 1200).replace("data0[0] = data1[0]*2.0f + 0.0f;", "data0[0] += data1[0]*2.0f + 0.0f;"))
-  np.testing.assert_array_equal(run_long_k(lib, 1200), np.arange(1200, dtype=np.float32) * 3 + np.eye(1, 1200, dtype=np.float32)[0] * 2)
+  b, lib = build_one(long_kernel("  float twice(float v) { return 2.0f*v; }\n  data0[0] = twice(1.0f);\n", 1500).replace("data0[0] = data1[0]*2.0f + 0.0f;", "data0[0] += data1[0]*2.0f + 0.0f;"))
+  np.testing.assert_array_equal(run_long_k(lib, 1500), np.arange(1500, dtype=np.float32) * 3 + np.eye(1, 1500, dtype=np.float32)[0] * 2)
   assert ops_cpu.is_clang(b.cc) and b.out == ops_cpu._lib_path(ops_cpu.find_compiler(), b.src)  # GCC's library
   assert not list(tmp_path.glob("*.tmp"))
 

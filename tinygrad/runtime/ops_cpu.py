@@ -39,12 +39,13 @@ def compiler_flags(cc: str) -> tuple[str, ...]:
   flags = [f for f in CFLAGS if f not in ("--param", "max-combine-insns=2")] + ["-ffp-contract=fast"]
   return tuple(f if own_omp or f != "-fopenmp" else "-fopenmp=libgomp" for f in flags)
 
-# A library that is one kernel this long is built by clang where the default compiler is GCC, clang is installed and
-# CC names no compiler: GCC's RTL combiner grows with the square of a basic block's length, and a long kernel is one
-# long block of unrolled copies. The small GPT's loss gradient r_32_16_16n1 (56 KB, 128 copies): GCC 3.2 s of CPU (the
-# first run's longest compile), clang 0.3 s, and clang's code ran it in 3.4 us against GCC's 7.8 (the same output).
-# The only kernel of the digits CNN, MLP and small GPT steps this long; shorter ones compile about as fast by either.
-LONG_KERNEL_CHARS = 24000
+# A library that is one scalar kernel (no vector types) this long is built by clang where the default compiler is GCC,
+# clang is installed and CC names no compiler: GCC's RTL combiner grows with the square of a basic block's length, and
+# such a kernel is one long block of unrolled scalar copies. The small GPT's loss gradient r_32_16_16n1 (56 KB, 128
+# copies): GCC 3.2 s of CPU (the first run's longest compile), clang 0.3 s, and clang's code ran it in 3.4 us against
+# GCC's 7.8 (the same output). It is the only such kernel of the digits CNN, MLP and small GPT steps. Not clang for
+# every kernel: of their 248 kernels clang's code was slower for 48 (up to 4x; r_128_784_128, 18 KB of vector code, 1.6x).
+LONG_KERNEL_CHARS = 40000
 
 @functools.cache
 def long_kernel_compiler() -> str:
@@ -53,9 +54,11 @@ def long_kernel_compiler() -> str:
   return clang
 
 def compiler_for(srcs: list[str]) -> tuple[str, str | None]:
-  """The compiler for a library of these kernels, and the one to build it with should that one fail (None: none)."""
+  """The compiler for a library of these kernels, and the one to build it with should that one fail (None: none). A
+  kernel of EARLY_CHARS or more has a library to itself (CPUDevice.compile_soon)."""
   cc = find_compiler()
-  if len(srcs) == 1 and len(srcs[0]) >= LONG_KERNEL_CHARS and (long := long_kernel_compiler()) != cc: return long, cc
+  if len(srcs) == 1 and len(srcs[0]) >= LONG_KERNEL_CHARS and "vector_size" not in srcs[0] and (long := long_kernel_compiler()) != cc:
+    return long, cc
   return cc, None
 
 # compiler processes for one schedule's new kernels: CPU_COMPILE_JOBS, else one per core this process may use
