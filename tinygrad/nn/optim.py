@@ -12,6 +12,8 @@ def _like(x: Tensor, p: Tensor) -> Tensor:
 
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
+    # a bad hyperparameter is refused before anything is realized, with torch's ValueError (tinygrad's test_edgecases)
+    if isinstance(lr, (int, float)) and not lr >= 0: raise ValueError(f"invalid learning rate {lr}: it must be >= 0")
     for p in params:
       if p.requires_grad is None: p.requires_grad = True
     self.params = dedup([p for p in params if p.requires_grad])
@@ -56,6 +58,7 @@ class LARS(Optimizer):
                ns_coefficients: tuple[float, ...] | None = None, nesterov: bool = False, classic: bool = True, pre_wd: bool = True,
                tcoef: float = 0.001):
     if momentum < 0: raise ValueError(f"momentum must be >= 0, got {momentum}")
+    if not weight_decay >= 0: raise ValueError(f"invalid weight_decay {weight_decay}: it must be >= 0")
     super().__init__(params, lr)
     self.momentum, self.wd, self.nesterov, self.classic, self.tcoef = momentum, weight_decay, nesterov, classic, tcoef
     self.ns_steps, self.ns_coefficients, self.pre_wd = ns_steps, ns_coefficients, pre_wd
@@ -96,6 +99,10 @@ def Muon(params: list[Tensor], lr: float = 0.001, momentum: float = 0.95, weight
 class LAMB(Optimizer):
   """Adam and AdamW are LAMB without the trust ratio, as in tinygrad."""
   def __init__(self, params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6, weight_decay: float = 0.0, adam: bool = False):
+    if not weight_decay >= 0: raise ValueError(f"invalid weight_decay {weight_decay}: it must be >= 0")
+    if not eps >= 0: raise ValueError(f"invalid eps {eps}: it must be >= 0")
+    for name, b in (("b1", b1), ("b2", b2)):
+      if not 0 <= b < 1: raise ValueError(f"invalid {name} {b}: it must be in [0, 1)")
     super().__init__(params, lr)
     self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
     dev = self.params[0].device
