@@ -1313,7 +1313,8 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     return Tensor._reduction(-(pos + (-self).logsigmoid() * (1 - Y)), reduction)
   def dropout(self, p: float = 0.5) -> Tensor:
     if not Tensor.training or p == 0: return self
-    if not 0 <= p < 1: raise ValueError(f"dropout probability must be in [0, 1), got {p}")
+    if not 0 <= p <= 1: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if p == 1: return self * 0  # everything dropped: zeros, and a zero gradient (torch's dropout(p=1))
     # a multi-device tensor's mask is drawn like it (each shard its own draws), as tinygrad's rand_like
     r = self._multi_like(None, lambda d: Tensor.rand(*self.shape)) if isinstance(self.device, tuple) else Tensor.rand(*self.shape, device=self.device)
     return self * (r >= p).cast(self.dtype) * (1 / (1 - p))
