@@ -91,6 +91,7 @@ NO_MEMORY_PLANNER, LRU, JIT_BATCH_SIZE = ContextVar("NO_MEMORY_PLANNER", 0), Con
 RING, ALL2ALL, ALLREDUCE_CAST = ContextVar("RING", 1), ContextVar("ALL2ALL", 0), ContextVar("ALLREDUCE_CAST", 1)
 CAPTURING, TRACEMETA, NO_COLOR = ContextVar("CAPTURING", 1), ContextVar("TRACEMETA", 1), ContextVar("NO_COLOR", 0)
 SPEC, CHECK_OOB, PCONTIG, FUSE_OPTIM = ContextVar("SPEC", 1), ContextVar("CHECK_OOB", 0), ContextVar("PCONTIG", 0), ContextVar("FUSE_OPTIM", 0)
+IGNORE_OOB = ContextVar("IGNORE_OOB", 1)  # an older tinygrad's switch for its z3 bounds proof of symbolic indexing (none here)
 ALLOW_DEVICE_USAGE, MAX_BUFFER_SIZE, MAX_KERNEL_BUFFERS = ContextVar("ALLOW_DEVICE_USAGE", 1), ContextVar("MAX_BUFFER_SIZE", 0), ContextVar("MAX_KERNEL_BUFFERS", 0)
 USE_ATOMICS, ALLOW_TF32, CCACHE, SCACHE = ContextVar("USE_ATOMICS", 0), ContextVar("ALLOW_TF32", 0), ContextVar("CCACHE", 1), ContextVar("SCACHE", 1)
 # modes this engine does not have: 0 here, truthfully (tinygrad's tests skip on `if IMAGE:`), and setting them raises
