@@ -8,7 +8,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, graph_step, untraced_rewrites, track_context
 from tinygrad.uop.symbolic import symbolic, _terms
-from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
+from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast, traced
 from tinygrad.codegen.vectorize import vectorize, split_reduce
 from tinygrad.codegen.cost import loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache
@@ -48,7 +48,7 @@ def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int, tile: s
   plan, new_granges, _ = outer_ranges([G if r is g else r for r in granges if r is not g or G.op is Ops.RANGE], ups, nid + 2)
   split = graph_step(sink, split_range, g, G * width + V, name=f"opt: split output dim for {width} lanes")
   vsink = upcast(split, plan, f" vector {width}")
-  if (vec := graph_step(vsink, vectorize, V, width, name=f"opt: {width} lanes as vectors")) is None: return None
+  if (vec := graph_step(vsink, vectorize, V, width, presimplify=not traced(), name=f"opt: {width} lanes as vectors")) is None: return None
   out = graph_rewrite(vec, symbolic, name="opt: vectorized")
   if TILES[tile][4]: return _pack(out, new_granges, width * vectors, _next_range_id(out))
   if k_blockable(out): return _k_blocks(out, new_granges)
@@ -146,7 +146,7 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16
   plan, new_granges, nid = outer_ranges(granges, ups, nid)
   ssink, Rp, V = graph_step(sink, split_reduce, R, width, nid, name=f"opt: split the reduction for {width} lanes")
   vsink = upcast(ssink, plan, f" reduce vector {width}")
-  if (vec := graph_step(vsink, vectorize, V, width, Rp, name=f"opt: {width} reduce lanes as vectors")) is None: return None
+  if (vec := graph_step(vsink, vectorize, V, width, Rp, presimplify=not traced(), name=f"opt: {width} reduce lanes as vectors")) is None: return None
   out = graph_rewrite(vec, symbolic, name="opt: vectorized")
   return _pack_reduce(out, new_granges) or (out, new_granges)
 

@@ -97,13 +97,18 @@ def outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tu
     if outer.op is Ops.RANGE: new_granges.append(outer)
   return plan, new_granges, nid
 
+def traced() -> bool:
+  """Whether a rewrite made now is recorded: the plan being built is the trace's (the winner's, or every plan's under
+  VIZ), so it is built as the trace shows it; the search's trial builds take the faster paths that make the same kernel."""
+  t = tracing.tracer
+  return t is not None and t.capture_rewrites and not untraced_rewrites.depth
+
 def upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
   """The kernel with its body copied per plan, simplified. Traced: one rewrite (the copies are its SINK's match, the
   simplification its other matches). Untraced (a plan the search tries): the same result in three steps, simplify,
   copy, simplify, with a table without ctx, so each step starts from what the kernel's earlier plans already
   simplified (rewrite_memo): the first step is the same for every plan, the copies' math mostly shared by the tiles."""
-  t = tracing.tracer
-  if t is not None and t.capture_rewrites and not untraced_rewrites.depth:
+  if traced():
     return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")
   # pm_upcast matches only the root SINK, after its sources are simplified, and first: so simplifying the whole graph,
   # copying, then simplifying the copies is the same rewrite

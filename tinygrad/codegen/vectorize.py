@@ -67,13 +67,19 @@ def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
       if _canon(at(k)) != (b_terms, b_const + k): return None
   return base
 
-def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) -> UOp | None:
+def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, presimplify: bool = False) -> UOp | None:
   """The kernel with every value that depends on the vector range V as one vector of `width` lanes: loads and stores
   at base + V become single vector loads and stores; other loads (strided, or gated per lane) are gathered and other
   stores scattered lane by lane. reduce_range: V is the lane of that reduce range (split by split_reduce), so each
   sum over it ends with a sum (or max) of its lanes. None when some node can't be a vector (then the caller copies
   the body per lane instead). Only float arithmetic, comparisons and selects (a ReLU), and sum/product/max reductions
-  are vectorized."""
+  are vectorized. presimplify: each new index (a vector's base, a lane's copy of a gathered or scattered index, a lane
+  mask) is simplified (symbolic) where it is made, so the caller's symbolic rewrite of the result finds the vector code
+  above them already built on simplified sources, not rebuilt: the same result (a subgraph swapped for its fixed
+  point), not the same steps, so only for a plan the trace does not show."""
+  def simp(u: UOp) -> UOp:
+    if not presimplify: return u
+    with untraced_rewrites(): return graph_rewrite(u, symbolic)
   topo = sink.toposort()
   dep: dict[UOp, bool] = {}
   users: dict[UOp, list[UOp]] = {}
@@ -103,17 +109,17 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None) ->
       if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.src[0] is u if c.op is Ops.WHERE
                  else c.dtype in dtypes.ints or c.dtype == dtypes.bool for c in users.get(u, [])): return None
       if u.dtype == dtypes.bool and any(c.op is Ops.WHERE for c in users.get(u, [])):  # a gate per lane, as a lane mask
-        new[u] = UOp(Ops.VECTORIZE, dtypes.bool.vec(width), tuple(lane(u, k) for k in range(width)))
+        new[u] = simp(UOp(Ops.VECTORIZE, dtypes.bool.vec(width), tuple(lane(u, k) for k in range(width))))
       continue
     if u.op is Ops.LOAD:
       if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
-        new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], base, *[new[s] for s in u.src[2:]]))
-      else: new[u] = UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width)))  # one scalar load per lane
+        new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], simp(base), *[new[s] for s in u.src[2:]]))
+      else: new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width))))  # one scalar load per lane
     elif u.op is Ops.STORE:
       if not dep[u.src[2]]: return None
-      if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], base, new[u.src[2]]))
+      if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], simp(base), new[u.src[2]]))
       elif dep[u.src[1]]:  # one scalar store per lane
-        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], lane(u.src[1], k), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
+        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], simp(lane(u.src[1], k)), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
       else: return None
     elif u.op in VEC_ALU and u.dtype == dtypes.float32:
       new[u] = UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
