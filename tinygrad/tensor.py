@@ -136,7 +136,10 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   training: bool = False
   no_grad: bool = False  # set by Tensor.test(): inference, no backward
   _seed, _draws = 0, 0  # random numbers: the seed and how many tensors were drawn since it was set
-  _draw_log: list | None = None  # while TinyJit captures: (key tensor, draw number) of each draw (engine/jit.py)
+  _draw_log: list | None = None  # while TinyJit captures: (key tensor, device, start word) of each draw (engine/jit.py)
+  # tinygrad's per-device random state (tensor_random.py): the order each device was first drawn on, words drawn on it
+  _dev_seeds: dict[str, int] = {}
+  _dev_counts: dict[str, int] = {}
   _live: _WeakTensors  # every Tensor alive (backward finds the ones that require grad here)
   _pending_assigns: _WeakTensors  # assigns not yet realized: they run with the next realize, as in tinygrad
   _shared: weakref.WeakSet[UOp]  # buffers that several live tensors took at one realize (an assign copies first)
@@ -421,7 +424,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   # ----- creation
   @staticmethod
   def manual_seed(seed: int = 0) -> None:
-    Tensor._seed, Tensor._draws = seed, 0
+    Tensor._seed, Tensor._draws, Tensor._dev_seeds, Tensor._dev_counts = seed, 0, {}, {}
   @staticmethod
   def _shape_arg(shape: tuple) -> tuple[int, ...]:
     s = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
@@ -498,41 +501,51 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     if n < 0 or m < 0: raise ValueError(f"eye needs non-negative sizes, got {n}, {m}")
     return (Tensor.arange(n, device=device).reshape(n, 1) == Tensor.arange(m, device=device).reshape(1, m)).cast(to_dtype(dtype) if dtype else dtypes.default_float).requires_grad_(kw.get("requires_grad"))
   @staticmethod
-  def _rng_key(draw: int) -> int: return (Tensor._seed * 0xC2B2AE35 + draw * 0x27D4EB2F) % (1 << 32)
+  def _rng_key(device: str, counter: int) -> bytes:
+    """The key bytes of a draw starting at word `counter` on device (tensor_random.py)."""
+    from tinygrad.tensor_random import draw_key
+    k0, k1 = draw_key(Tensor._seed, Tensor._dev_seeds.setdefault(device, len(Tensor._dev_seeds)), counter)
+    return k0.to_bytes(4, "little") + k1.to_bytes(4, "little")
   @staticmethod
   def _random_bits(n: int, device: str) -> Tensor:
-    """n uniformly random uint32s computed on the device: a hash of (seed, draw number, element index). The key
-    (seed and draw number) is data copied in with each draw: a TinyJit replay rewrites its captured draws' keys with
-    the draw numbers the same calls would use without the jit, so it draws the very same numbers (engine/jit.py)."""
+    """n random uint32 words on the device, tinygrad 0.14's stream (tensor_random.py). The draw's key is data copied
+    in with it: a TinyJit replay rewrites its captured draws' keys with the counts the same calls would use without
+    the jit, so it draws the very same numbers (engine/jit.py)."""
+    from tinygrad.tensor_random import threefry2x32
     if isinstance(device, tuple): return Tensor._random_bits(n, device[0]).to(device)  # one draw, the same on every device
     Tensor._draws += 1
+    counter = Tensor._dev_counts.get(device, 0)
+    Tensor._dev_counts[device] = counter + n
     # the key is data, not a constant of the kernel, so every draw of this size reuses one compiled kernel
-    key = Tensor([Tensor._rng_key(Tensor._draws)], dtype=dtypes.uint32, device=device)
-    if Tensor._draw_log is not None: Tensor._draw_log.append((key, Tensor._draws))
-    x = Tensor.arange(n, dtype=dtypes.uint32, device=device) * 0x9E3779B9 + key
-    for mul in (0x7FEB352D, 0x846CA68B):  # a 32-bit integer hash: xor-shift, multiply, xor-shift
-      x = (x ^ (x >> 16)) * mul
-    return x ^ (x >> 15)
+    key = Tensor(list(struct.unpack("<2I", Tensor._rng_key(device, counter))), dtype=dtypes.uint32, device=device)
+    if Tensor._draw_log is not None: Tensor._draw_log.append((key, device, counter))
+    half = ceildiv(n, 2)
+    c0 = Tensor.arange(half, dtype=dtypes.uint32, device=device)
+    lo, hi = threefry2x32(c0, c0 + half, key[0:1], key[1:2])
+    return lo.cat(hi)[:n]
   @staticmethod
-  def rand(*shape, dtype=None, device=None, **kw) -> Tensor:
-    """Uniform in [0, 1)."""
+  def rand(*shape, dtype=None, device=None, contiguous: bool = True, **kw) -> Tensor:
+    """Uniform in [0, 1). contiguous (the default, as tinygrad 0.14): the draws are a buffer of their own, computed once
+    by the next realize, not recomputed inside each kernel that reads them; False: they fuse into their readers."""
     shape = Tensor._shape_arg(shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
     dev = Device.canonicalize(device)
     if isinstance(dev, tuple): raise ValueError(f"rand on several devices {dev}: make it on one and .shard() it (or rand_like a sharded tensor)")
     if prod(shape) == 0: return Tensor.zeros(*shape, dtype=dt, device=dev, **kw)
-    # as many random bits as dt's significand holds: every value is then exact in dt, so a half draw is never
-    # rounded up to 1.0 (24 bits cast to half would be, for draws above 1 - 2**-12)
-    bits = {dtypes.float16: 11, dtypes.bfloat16: 8, dtypes.fp8e4m3: 4, dtypes.fp8e5m2: 3, dtypes.fp8e4m3fnuz: 4, dtypes.fp8e5m2fnuz: 3}.get(dt, 24)
-    u = (Tensor._random_bits(prod(shape), dev) >> (32 - bits)).cast(dtypes.float32) * (1.0 / (1 << bits))
-    return Tensor(u.cast(dt).reshape(shape).uop, **kw)
+    if not dtypes.is_float(dt): raise ValueError(f"rand only supports float dtypes, got {dt}")
+    # tinygrad's values: dt's mantissa-many random bits over 2**mantissa, so every value is exact in dt (never 1.0)
+    from tinygrad.tensor_random import unit_values
+    u = unit_values(Tensor._random_bits(ceildiv(prod(shape) * dt.itemsize, 4), dev), prod(shape), dt).reshape(shape)
+    out = Tensor(UOp(Ops.CONTIGUOUS, dt, (u.uop,)) if contiguous else u.uop, **kw)
+    if contiguous: Tensor._contiguous.add(out)  # a realize that computes it on the way hands it its buffer
+    return out
   @staticmethod
   def randn(*shape, dtype=None, device=None, **kw) -> Tensor:
     """Standard normal (Box-Muller)."""
     shape = Tensor._shape_arg(shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.default_float
-    u = Tensor.rand(2, *shape, device=device)
-    n = (1 - u[0]).log().mul(-2).sqrt() * (u[1] * (2 * math.pi)).cos()
+    u = Tensor.rand(2, *shape, device=device, dtype=dtypes.float32)
+    n = u[0].mul(2 * math.pi).cos().mul((1 - u[1]).log().mul(-2).sqrt())  # tinygrad's order of the two draws
     return Tensor(n.cast(dt).uop, **kw)
   @staticmethod
   def randint(*shape, low=0, high=10, dtype=dtypes.int32, device=None, **kw) -> Tensor:
@@ -1316,7 +1329,9 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     if not 0 <= p <= 1: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
     if p == 1: return self * 0  # everything dropped: zeros, and a zero gradient (torch's dropout(p=1))
     # a multi-device tensor's mask is drawn like it (each shard its own draws), as tinygrad's rand_like
-    r = self._multi_like(None, lambda d: Tensor.rand(*self.shape)) if isinstance(self.device, tuple) else Tensor.rand(*self.shape, device=self.device)
+    # the draws fuse into the mask's kernel (tinygrad's dropout draws contiguous=False too)
+    r = self._multi_like(None, lambda d: Tensor.rand(*self.shape, contiguous=False)) if isinstance(self.device, tuple) \
+      else Tensor.rand(*self.shape, device=self.device, contiguous=False)
     return self * (r >= p).cast(self.dtype) * (1 / (1 - p))
   def layernorm(self, axis=-1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)

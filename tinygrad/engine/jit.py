@@ -79,8 +79,8 @@ class CapturedJit:
     self._side_by_side, self._plan = R.side_by_side([dev for p, dev, _ in items if p is not None]), None
     self.ret_inputs: dict[int, int] = {}  # id of a returned tensor -> which input it is
     self._written_ids: set[int] | None = None  # ids of the buffers the kernels write that no input is
-    self.draws: list[tuple[Buffer, int]] = []  # random draws in the function: (key buffer, draw number - first draw's)
-    self.ndraws = 0
+    self.draws: list[tuple[Buffer, str, int]] = []  # random draws: (key buffer, device, start word - the device's count before)
+    self.ndraws, self.words = 0, {}  # draws made, words drawn per device, in one call
 
   @functools.cached_property
   def linear(self) -> UOp:
@@ -114,9 +114,10 @@ class CapturedJit:
       new_inputs = [_copy_of(b) if id(b) in written else b for b in new_inputs]
     for k, slots in enumerate(self.input_slots):
       for i, j in slots: self.items[i][2][j] = new_inputs[k]
-    # random draws: each key gets the draw number the same call without the jit would use, so a replay draws exactly
+    # random draws: each key gets the device count the same call without the jit would start at, so a replay draws exactly
     # the numbers the Python function would (and the seed set since is the one used)
-    for b, k in self.draws: b.copyin((Tensor._rng_key(Tensor._draws + k)).to_bytes(4, "little"))
+    for b, dev, k in self.draws: b.copyin(Tensor._rng_key(dev, Tensor._dev_counts.get(dev, 0) + k))
+    for dev, n in self.words.items(): Tensor._dev_counts[dev] = Tensor._dev_counts.get(dev, 0) + n
     Tensor._draws += self.ndraws
     if self._side_by_side and R.capturing is None:  # several CPU devices: each on its own queue, the plan made once
       if self._plan is None: self._plan = R.QueuedPlan(self.items)
@@ -220,7 +221,7 @@ class TinyJit:
     if self.cnt >= 1:
       if R.capturing is not None: raise RuntimeError("having TinyJit inside another TinyJit is not supported")
       in_bufs = [b for t in inputs for b in _input_buffers(t)]
-      R.capturing, Tensor._draw_log, draws0 = _Capture(), [], Tensor._draws
+      R.capturing, Tensor._draw_log, draws0, counts0 = _Capture(), [], Tensor._draws, dict(Tensor._dev_counts)
       try:
         ret = self.fxn(*args, **kwargs)
         Tensor.realize_all([t for t in _tensors_in(ret)])
@@ -229,13 +230,14 @@ class TinyJit:
       if not captured: raise JitError("didn't JIT anything: the function ran no kernel and no copy")
       _check_returns_tensors(ret)
       items = [(p, dev, list(bufs)) for p, dev, bufs in captured]
-      keys = [(b, d - draws0) for key, d in draws if (b := _key_buffer(key)) is not None]
+      keys = [(b, dev, c - counts0.get(dev, 0)) for key, dev, c in draws if (b := _key_buffer(key)) is not None]
       if self.prune:
-        items = _prune(items, in_bufs + [b for b, _ in keys])
+        items = _prune(items, in_bufs + [b for b, _, _ in keys])
         if DEBUG >= 1: print(f"pruned from {len(captured)} -> {len(items)} kernels")
       slots = [[(i, j) for i, (_, _, bs) in enumerate(items) for j, b in enumerate(bs) if b is ib] for ib in in_bufs]
       self.captured = CapturedJit(ret, items, sig, names, slots)
       self.captured.draws, self.captured.ndraws = keys, Tensor._draws - draws0
+      self.captured.words = {d: n - counts0.get(d, 0) for d, n in Tensor._dev_counts.items() if n != counts0.get(d, 0)}
       self.captured.ret_inputs = {id(t): k for t in _tensors_in(ret) for k, ib in enumerate(bufs) if _buffer_of(t) is ib}
       self._by_vals[vals] = self.captured
     else:
