@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from tinygrad import Tensor, dtypes
+from tinygrad.uop.ops import Ops
 
 def test_half_rand_stays_below_one():
   Tensor.manual_seed(0)
@@ -44,3 +45,15 @@ def test_multinomial_errors_are_tinygrads():
   with pytest.raises(AssertionError): Tensor([1.0, 9.0]).multinomial(0)
   with pytest.raises(AssertionError): Tensor([0.1, 0.9]).multinomial(100, replacement=False)
   with pytest.raises(NotImplementedError): Tensor([0.1, 0.9]).multinomial(2, replacement=False)  # also what it is
+
+def test_rand_is_contiguous_by_default():
+  # tinygrad 0.14: a draw is a buffer of its own, computed once by the realize that reaches it; later readers see
+  # those very numbers (tinygrad's test_clone_with_shrink reads its buffer)
+  a = Tensor.rand(16, 16)
+  b = a.shrink(((2, 10), None)).clone().realize()
+  assert a.uop.base.buffer is not b.uop.base.buffer
+  np.testing.assert_equal(a.numpy()[2:10], b.numpy())
+  # contiguous=False: nothing to hand a buffer to, the draws are part of their reader's kernel
+  c = Tensor.rand(4, contiguous=False)
+  (c + 1).realize()
+  assert c.uop.base.op is not Ops.BUFFER
