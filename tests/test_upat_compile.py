@@ -3,7 +3,7 @@ UPat.match lists, in the same order and as many times, and the first that fn rew
 Checked against UPat.match itself on random graphs: commutative sources, allow_any_len, a name used twice, dtype and
 op sets, args, a pattern for every source, and the engine's own tables."""
 from __future__ import annotations
-import random
+import inspect, random
 import pytest
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp, Ops, UPat, PatternMatcher, GroupOp, graph_rewrite
@@ -14,7 +14,7 @@ def _ref_rewrite_pat(pm: PatternMatcher, u: UOp, ctx=None):
   for p, fn in pm.patterns:
     if p.op is not None and u.op not in p.op: continue
     for m in p.match(u, {}):
-      r = fn(ctx=ctx, **m) if "ctx" in fn.__code__.co_varnames[:fn.__code__.co_argcount] else fn(**m)
+      r = fn(ctx=ctx, **m) if "ctx" in inspect.signature(fn).parameters else fn(**m)
       if r is not None and r is not u: return r, p
   return None
 

@@ -1,10 +1,9 @@
-"""Compiles a (UPat, fn) rule into one Python function `rule(u, ctx)` that tries every match of the pattern on u in the
-order UPat.match lists them and calls fn at each, returning fn's first result that is neither None nor u (None when
-there is none): what PatternMatcher.rewrite_pat did with the interpreter, without building a dict per named match
-and a list of partial matches per source. The checks of each node are inlined as nested `if`s; a commutative
-source list becomes one block per order, in UPat's order, so the matches come in the interpreter's order and the
-first that fn accepts is the same. Duck-typed on UPat (op, dtype, src, arg, name, allow_any_len, _variants) so
-ops.py can import this file."""
+"""Compiles a PatternMatcher's rules for one op into one Python function `f(u, ctx)` that tries each rule in order,
+every match of its pattern in the order UPat.match lists them (as many times), calls fn at each and returns
+(fn's result, pattern) for the first result that is neither None nor u, else None: what rewrite_pat did with the
+interpreter, without a dict per named match and a list of partial matches per source. Each pattern's tests are
+inlined as nested `if`s; a commutative source list becomes one block per order, in UPat's order. Duck-typed on UPat
+(op, dtype, src, arg, name, allow_any_len, _variants, match) so ops.py can import this file."""
 from __future__ import annotations
 import keyword
 from typing import Any, Callable
