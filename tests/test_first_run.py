@@ -144,3 +144,19 @@ def test_toposort_inside_rewrite_memo_is_the_same_and_a_fresh_list():
     first = g.toposort()
     first.pop()  # a caller's list is its own: the remembered walk is not changed by it
     assert g.toposort() == plain and first == plain[:-1]
+
+def test_codegen_pauses_the_garbage_collector_and_restores_it(monkeypatch):
+  import gc
+  from tinygrad.engine import realize as R
+  seen: list[bool] = []
+  real = R.apply_opts
+  monkeypatch.setattr(R, "apply_opts", lambda *a, **k: (seen.append(gc.isenabled()), real(*a, **k))[1])
+  x = np.arange(37 * 53, dtype=np.float32).reshape(37, 53)
+  for enabled in (True, False):
+    (gc.enable if enabled else gc.disable)()
+    try:
+      got = (Tensor(x) * (3.25 if enabled else 4.75)).sum(1).numpy()  # a kernel nobody made before: generated here
+      assert gc.isenabled() is enabled  # as the user left it
+    finally: gc.enable()
+    np.testing.assert_allclose(got, (x * (3.25 if enabled else 4.75)).sum(1), rtol=1e-5)
+  assert seen == [False, False]  # off while each kernel was generated
