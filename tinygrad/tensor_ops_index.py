@@ -7,6 +7,12 @@ from tinygrad.dtype import dtypes, DTypeError
 from tinygrad.helpers import normalize_axis, all_int, prod, strides_for_shape
 from tinygrad.uop.ops import Ops
 from tinygrad.engine.schedule import is_contiguous_view
+
+# views that name places of one buffer, each place at most once: a setitem through them writes that buffer (N[1][2] = 5)
+_PLACE_VIEWS = (Ops.RESHAPE, Ops.SHRINK, Ops.PERMUTE, Ops.FLIP)
+def _buffer_view(u) -> bool:
+  while u.op in _PLACE_VIEWS: u = u.src[0]
+  return u.op in (Ops.BUFFER, Ops.PARAM)
 if TYPE_CHECKING: from tinygrad.tensor import Tensor
 
 def _u8_weights(n: int, m: int, align_corners: bool) -> tuple[list[int], list[int], int]:
@@ -360,5 +366,5 @@ class IndexOps:
       placed, mask = self._place(vt, indices)
       out = mask.where(placed, self)
     # a realized tensor (or one with an assign pending) is written in place; a lazy one just gets the new graph
-    if (self.uop.op is Ops.ASSIGN or is_contiguous_view(self.uop)) and not self.requires_grad: self.assign(out)
+    if (self.uop.op is Ops.ASSIGN or is_contiguous_view(self.uop) or _buffer_view(self.uop)) and not self.requires_grad: self.assign(out)
     else: self.replace(out)
