@@ -255,13 +255,19 @@ def test_a_big_elementwise_kernel_with_a_short_inner_loop_is_vector_code(fresh_c
   np.testing.assert_allclose(t.numpy(), (x.numpy() - m.numpy()) * s.numpy(), rtol=1e-6)
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
-def test_a_padded_row_is_copies_without_a_test_per_element(fresh_choices):
+def test_a_padded_row_is_a_vector_without_a_test_per_element(fresh_choices):
   """A convolution's zero padding (`0 < y & y < 5 & 0 < x & x < 5 ? in[...] : 0`): a gated load GCC keeps a branch per
-  element, so the padded row (6 or 10 long) is copies: its edges store zeros, its inside loads under the row's gate
-  only, no loop over x left. The same numbers as numpy, bit for bit."""
+  element, so the padded row (6 or 10 long) is its edges, zeros, and its inside, one vector load under the row's gate
+  and one vector store, no loop over x left. A padding of 2 (the inside's lanes still tested): the row as copies.
+  The same numbers as numpy, bit for bit."""
   for hw in (4, 8):
     x = T(8, 16, hw, hw)
     t = x.pad((1, 1, 1, 1))
     src = R.get_program(_kernel(t)[0], "CPU").src
-    assert "gidx3" not in src and src.count("for (") == 3 and f"= 0.0f;" in src, src
+    assert f"floatx{hw} " in src and "?data1" not in src and "gidx3" not in src and src.count("for (") == 3 and "= 0.0f;" in src, src
     np.testing.assert_array_equal(t.numpy(), np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1))))
+  x = T(8, 16, 6, 6)
+  t = x.pad((2, 2, 1, 1))
+  src = R.get_program(_kernel(t)[0], "CPU").src
+  assert "floatx" not in src and "gidx3" not in src and src.count("for (") == 3, src
+  np.testing.assert_array_equal(t.numpy(), np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (2, 2))))
