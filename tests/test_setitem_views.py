@@ -11,9 +11,8 @@ def test_chained_index_writes_the_base():
 def test_setitem_through_transpose_flip_and_slice():
   n = np.arange(6, dtype=np.float32).reshape(2, 3)
   t = Tensor(n.copy()).contiguous().realize()
-  # (a realize between: a view of a tensor whose assign is still pending is not written through yet, see docs/engine.md)
-  n.T[1, 0] = 50; t.T[1, 0] = 50; t.realize()
-  n[:, ::-1][0] = 7; t[:, ::-1][0] = 7; t.realize()
+  n.T[1, 0] = 50; t.T[1, 0] = 50  # no realize between: each write goes after the one still pending
+  n[:, ::-1][0] = 7; t[:, ::-1][0] = 7
   v_n, v_t = n[:, 1:], t[:, 1:]
   v_n[1] = -1; v_t[1] = -1
   np.testing.assert_equal(t.numpy(), n)
@@ -24,3 +23,10 @@ def test_unrealized_view_still_only_changes_itself():
   t = Tensor.arange(4).reshape(2, 2)
   t[1] = 5
   assert t.tolist() == [[0, 1], [5, 5]]
+
+def test_assigns_into_two_slices_without_realize():
+  # the second assign's base has the first still pending: both land (the second was lost), scalars fill the slice
+  t = Tensor.zeros(6).contiguous().realize()
+  t[:3].assign(1.0)
+  t[3:].assign(Tensor.full((3,), 2.0))
+  assert t.tolist() == [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]

@@ -375,6 +375,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     return ret
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place, so a TinyJit replay updates the same memory)."""
+    if isinstance(x, (bool, int, float)) and isinstance(self.device, str): x = Tensor.full(self.shape, x, self.dtype, self.device)  # t[:3].assign(1.0) fills
     x = x if isinstance(x, Tensor) else Tensor(x, device=self.device, dtype=self.dtype)
     if x.shape != self.shape: raise ValueError(f"assign shape mismatch: {self.shape} <- {x.shape}")
     if x.device != self.device: raise ValueError(f"assign device mismatch: {self.device} <- {x.device}")
@@ -397,11 +398,13 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     covers, and the base is assigned mask.where(x, its old value). None when self is no such view."""
     chain, u = [], self.uop
     while u.op in (Ops.SHRINK, Ops.PERMUTE, Ops.FLIP, Ops.RESHAPE, Ops.PAD): chain.append(u); u = u.src[0]
-    if not chain or all(m.op is Ops.RESHAPE for m in chain) or not is_contiguous_view(u): return None
+    held = {t.uop: t for t in Tensor._live}
+    # a base whose own assign is still pending (t[:3].assign(a); t[3:].assign(b)) takes this one after it
+    def writable(b: UOp) -> bool: return is_contiguous_view(b) or (b.op is Ops.ASSIGN and b in held)
+    if not chain or all(m.op is Ops.RESHAPE for m in chain) or not writable(u): return None
     # the tensor holding the base (`t` of t[:, 2:3], maybe itself a reshape of the buffer) takes the assign, so its
     # later reads see it
-    held = {t.uop: t for t in Tensor._live}
-    if (k := next((i for i, m in enumerate(chain) if m.src[0] in held and is_contiguous_view(m.src[0])), None)) is not None:
+    if (k := next((i for i, m in enumerate(chain) if m.src[0] in held and writable(m.src[0])), None)) is not None:
       chain, u = chain[:k + 1], chain[k].src[0]
     val, mask = x.cast(self.dtype).uop, Tensor.full(self.shape, True, dtypes.bool, self.device).uop
     for m in chain:  # from the view back to the base

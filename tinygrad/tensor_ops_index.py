@@ -12,7 +12,7 @@ from tinygrad.engine.schedule import is_contiguous_view
 _PLACE_VIEWS = (Ops.RESHAPE, Ops.SHRINK, Ops.PERMUTE, Ops.FLIP)
 def _buffer_view(u) -> bool:
   while u.op in _PLACE_VIEWS: u = u.src[0]
-  return u.op in (Ops.BUFFER, Ops.PARAM)
+  return u.op in (Ops.BUFFER, Ops.PARAM, Ops.ASSIGN)  # an ASSIGN: the buffer with a write still pending
 if TYPE_CHECKING: from tinygrad.tensor import Tensor
 
 def _u8_weights(n: int, m: int, align_corners: bool) -> tuple[list[int], list[int], int]:
