@@ -25,6 +25,10 @@ def _shape_of(data: Any) -> tuple[int, ...]:
   if any(s != sub[0] for s in sub): raise ValueError(f"inhomogeneous nested list: sub-shapes {sorted(set(sub))} differ")
   return (len(data),) + sub[0]
 
+def _through_reshapes(u: UOp) -> UOp:
+  while u.op is Ops.RESHAPE: u = u.src[0]
+  return u
+
 def _flat(data: Any) -> list:
   out, stack = [], [data]
   while stack:
@@ -361,8 +365,9 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     """A copy in a buffer of its own (on `device`, default this tensor's): writing to one never changes the other."""
     d = self.device if device is None else Device.canonicalize(device)
     if d != self.device: return self.to(d)
-    # a realized tensor is its buffer already (contiguous() of it is a no-op): copy it; anything else computes anew
-    if isinstance(d, str) and is_contiguous_view(self.uop): ret = self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
+    # a realized tensor is its buffer already (contiguous() of it is a no-op), and so is a pending contiguous() (rand's
+    # draws): copy it; anything else computes anew
+    if isinstance(d, str) and (is_contiguous_view(self.uop) or _through_reshapes(self.uop).op is Ops.CONTIGUOUS): ret = self._new(UOp(Ops.COPY, self.dtype, (self.uop, UOp(Ops.DEVICE, arg=d))))
     elif self.uop.op is Ops.MULTI and is_contiguous_view(self.uop):  # each device copies its own piece
       ret = self._new(UOp(Ops.MULTI, self.dtype, tuple(UOp(Ops.COPY, s.dtype, (s, UOp(Ops.DEVICE, arg=s.device))) for s in self.uop.src), self.uop.arg))
     else: ret = self.contiguous()
