@@ -30,3 +30,18 @@ def test_assigns_into_two_slices_without_realize():
   t[:3].assign(1.0)
   t[3:].assign(Tensor.full((3,), 2.0))
   assert t.tolist() == [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]
+
+def test_setitem_through_detach_writes_the_tensor_underneath():
+  # as tinygrad: a detached tensor shares its buffer, so writing into it (or a view of it) writes the original
+  t = Tensor.zeros(4, 3).contiguous().realize()
+  d = t.detach()
+  d[1] = 5
+  expect = np.zeros((4, 3), np.float32); expect[1] = 5
+  np.testing.assert_array_equal(d.numpy(), expect)  # read through the detached tensor first
+  np.testing.assert_array_equal(t.numpy(), expect)
+  u = Tensor.ones(2, 2).contiguous().realize()
+  u.detach()[:, 1].assign(Tensor([7., 8.])).realize()
+  np.testing.assert_array_equal(u.numpy(), [[1, 7], [1, 8]])
+  lazy = Tensor.ones(3) * 2  # nothing realized: the detached graph changes alone, as in tinygrad
+  ld = lazy.detach(); ld[0] = 7
+  np.testing.assert_array_equal(ld.numpy(), [7, 2, 2]); np.testing.assert_array_equal(lazy.numpy(), [2, 2, 2])

@@ -402,7 +402,8 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     tinygrad (`t[:, 2:3].assign(v)` changes t): the view's movements are undone on x and on a mask of the places it
     covers, and the base is assigned mask.where(x, its old value). None when self is no such view."""
     chain, u = [], self.uop
-    while u.op in (Ops.SHRINK, Ops.PERMUTE, Ops.FLIP, Ops.RESHAPE, Ops.PAD): chain.append(u); u = u.src[0]
+    # detach() is a view too: the detached tensor shares the buffer (tinygrad: `t.detach()[i] = v` writes t)
+    while u.op in (Ops.SHRINK, Ops.PERMUTE, Ops.FLIP, Ops.RESHAPE, Ops.PAD, Ops.DETACH): chain.append(u); u = u.src[0]
     held = {t.uop: t for t in Tensor._live}
     # a base whose own assign is still pending (t[:3].assign(a); t[3:].assign(b)) takes this one after it
     def writable(b: UOp) -> bool: return is_contiguous_view(b) or (b.op is Ops.ASSIGN and b in held)

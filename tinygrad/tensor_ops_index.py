@@ -366,5 +366,7 @@ class IndexOps:
       placed, mask = self._place(vt, indices)
       out = mask.where(placed, self)
     # a realized tensor (or one with an assign pending) is written in place; a lazy one just gets the new graph
-    if (self.uop.op is Ops.ASSIGN or is_contiguous_view(self.uop) or _buffer_view(self.uop)) and not self.requires_grad: self.assign(out)
+    base = self.uop
+    while base.op is Ops.DETACH: base = base.src[0]  # a detached tensor shares its buffer: written in place too
+    if (base.op is Ops.ASSIGN or is_contiguous_view(base) or _buffer_view(base)) and not self.requires_grad: self.assign(out)
     else: self.replace(out)
