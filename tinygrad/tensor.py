@@ -404,10 +404,12 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     chain, u = [], self.uop
     # detach() is a view too: the detached tensor shares the buffer (tinygrad: `t.detach()[i] = v` writes t)
     while u.op in (Ops.SHRINK, Ops.PERMUTE, Ops.FLIP, Ops.RESHAPE, Ops.PAD, Ops.DETACH): chain.append(u); u = u.src[0]
+    # (the cheap tests first: every plain assign, an optimizer's update of each weight, comes through here)
+    if not chain or all(m.op is Ops.RESHAPE for m in chain) or not (is_contiguous_view(u) or u.op is Ops.ASSIGN): return None
     held = {t.uop: t for t in Tensor._live}
     # a base whose own assign is still pending (t[:3].assign(a); t[3:].assign(b)) takes this one after it
     def writable(b: UOp) -> bool: return is_contiguous_view(b) or (b.op is Ops.ASSIGN and b in held)
-    if not chain or all(m.op is Ops.RESHAPE for m in chain) or not writable(u): return None
+    if not writable(u): return None
     # the tensor holding the base (`t` of t[:, 2:3], maybe itself a reshape of the buffer) takes the assign, so its
     # later reads see it
     if (k := next((i for i, m in enumerate(chain) if m.src[0] in held and writable(m.src[0])), None)) is not None:
