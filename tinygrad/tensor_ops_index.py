@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from tinygrad.dtype import dtypes, DTypeError
 from tinygrad.helpers import normalize_axis, all_int, prod, strides_for_shape
-from tinygrad.uop.ops import Ops
+from tinygrad.uop.ops import UOp, Ops
 from tinygrad.engine.schedule import is_contiguous_view
 
 # views that name places of one buffer, each place at most once: a setitem through them writes that buffer (N[1][2] = 5)
@@ -293,6 +293,7 @@ class IndexOps:
     ts = [(t < 0).where(t + n, t) for (_, t), n in zip(tensors, sizes)]
     try: B = _broadcast_shape(*(t.shape for t in ts))
     except ValueError as e: raise IndexError(f"tensor indices cannot broadcast together: {e}") from None
+    if (P := prod(sizes)) > 2**31 - 1: return x._index_past_32_bits(dims, sizes, ts, B)
     if len(ts) == 1: lin = ts[0]
     else:  # one index into the indexed dims flattened; a component out of its range must not alias another element
       lin, valid = ts[0] * 0, None
@@ -303,13 +304,31 @@ class IndexOps:
       lin = valid.where(lin, -1)  # type: ignore[union-attr]
     rest = [d for d in range(x.ndim) if d not in dims]
     rest_shape = tuple(x.shape[d] for d in rest)
-    P = prod(sizes)
     xp = x.permute(dims + rest).reshape((P,) + rest_shape)
     onehot = lin._broadcast_to(B).unsqueeze(-1) == type(self).arange(P, device=self.device)  # (*B, P)
     out = onehot.reshape(B + (P,) + (1,) * len(rest)).where(xp.reshape((1,) * len(B) + (P,) + rest_shape), 0).sum(len(B), dtype=self.dtype)
     if dims != list(range(dims[0], dims[0] + len(dims))) or dims[0] == 0: return out  # B first
     nb = len(B)
     return out.permute([nb + j for j in range(dims[0])] + list(range(nb)) + [nb + j for j in range(dims[0], len(rest))])
+
+  def _index_past_32_bits(self: Tensor, dims: list[int], sizes: list[int], ts: list[Tensor], B: tuple[int, ...]) -> Tensor:
+    """Tensor indices into dims of more than 2**31-1 places together (tinygrad's test_tensor_index_overflow indexes
+    Tensor([1]).expand(2**31 + 3)): this engine's kernels index with 32 bits. A dim that is a broadcast of size 1 reads
+    its one element whatever the index: the source is indexed at 0 there (the others as given), every index out of
+    range pointed out of the source's (reading 0), then broadcast back. Past 32 bits without such dims: an IndexError
+    saying so, not a wrapped position."""
+    u = self.uop
+    src = u.src[0].shape if u.op is Ops.EXPAND else self.shape
+    if prod(src[d] for d in dims) > 2**31 - 1:
+      raise IndexError(f"tensor indices into dims {dims} of shape {self.shape}: {prod(sizes):,} places together, past the 2**31-1 "
+                       "this engine's 32-bit kernel indices reach; index a smaller tensor (or fewer dims at once)")
+    ok = None
+    for t, n in zip(ts, sizes): ok = (c := (t >= 0) & (t < n)) if ok is None else ok & c
+    at = {d: ok.where(0 if src[d] == 1 else t, src[d]).cast(dtypes.int32) for d, t in zip(dims, ts)}  # type: ignore[union-attr]
+    out = self._new(u.src[0])._fancy_index(tuple(at.get(d, slice(None)) for d in range(self.ndim)))
+    rest = tuple(s for d, s in enumerate(self.shape) if d not in dims)
+    first = dims != list(range(dims[0], dims[0] + len(dims))) or dims[0] == 0  # where the B dims go, as _fancy_index
+    return out.expand(B + rest if first else rest[:dims[0]] + B + rest[dims[0]:])
 
   # ----- slice assignment
   def _place(self: Tensor, v: Tensor, idx) -> tuple[Tensor, Tensor]:
@@ -354,6 +373,28 @@ class IndexOps:
     last = hit & (j == hit.where(j, -1).max(0, keepdim=True))  # the last writer of each place
     vals = last.where(v.flatten().unsqueeze(1), v.zeros_like().flatten().unsqueeze(1)).sum(0, dtype=self.dtype)
     return hit.any(0).reshape(self.shape).where(vals.reshape(self.shape), self)
+  def _scatter_kernel(self: Tensor, v: Tensor, indices) -> Tensor | None:
+    """self with v (shaped like self[indices]) written where self[indices] reads, by one scatter kernel
+    (codegen/scatter.py): the 1-based flat positions indexed like self say where each value goes (0: out of range, as a
+    tensor read there gives 0), a copy of self with a spare place after its end takes those out of range, and
+    out[dest[j]] = v[j] runs for each j in order, so of two values for one place the last stays (numpy, tinygrad).
+    Costs a copy of self and J loads and stores; it realizes now (as a .realize() would). None where it can't: a
+    multi-device tensor, a @function body's input, sizes past 32 bits, a gradient to keep (the one-hot is differentiable)."""
+    T, n = type(self), self.numel()
+    if not isinstance(self.device, str) or v.device != self.device or n + 1 > 2**31 - 1 or v.numel() > 2**31 - 1: return None
+    graph = [u for x in (self, v) for u in x.uop.toposort()]
+    if any(u.op is Ops.PARAM for u in graph): return None
+    if dtypes.is_float(self.dtype) and (wants := {t.uop for t in T._live if t.requires_grad}) and any(u in wants for u in graph): return None
+    pos = T.arange(1, n + 1, dtype=dtypes.int32, device=self.device).reshape(self.shape)[indices].flatten() - 1
+    dest = (pos < 0).where(n, pos)  # out of range: the spare place, dropped below (tinygrad ignores such a write)
+    out, d, vals = self.flatten().pad(((0, 1),)).contiguous(), dest.contiguous(), v.flatten().contiguous()
+    T.realize_all([out, d, vals])
+    if (ob := out.uop).op is not Ops.BUFFER: raise RuntimeError(f"setitem: the scatter's copy is {ob.op}, not a buffer (please report this)")
+    if vals.numel():
+      from tinygrad.engine.schedule import ScheduleItem
+      from tinygrad.engine.realize import run_schedule
+      run_schedule([ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(ob, d.uop, vals.uop)),)), (ob,))])
+    return out.shrink(((0, n),)).reshape(self.shape)
   def __setitem__(self: Tensor, indices, v) -> None:
     """t[idx] = v with int, slice, None, ... and tensor/list indices: in place (an assign) on a realized tensor, as in
     tinygrad. With tensor indices a place named twice gets the last value written there."""
@@ -361,7 +402,8 @@ class IndexOps:
     if isinstance(v, type(self)) and v.dtype != self.dtype: raise RuntimeError(f"setitem dtype mismatch: tensor is {self.dtype}, value is {v.dtype}")
     view = self[indices]  # checks the indices and gives the target shape
     vt = (v if isinstance(v, type(self)) else type(self).full((), v, self.dtype, self.device))._broadcast_to(view.shape)
-    if any(isinstance(i, (type(self), list, tuple)) for i in idx): out = self._scatter_items(vt, indices)
+    if any(isinstance(i, (type(self), list, tuple)) for i in idx):
+      if (out := self._scatter_kernel(vt, indices)) is None: out = self._scatter_items(vt, indices)
     else:
       placed, mask = self._place(vt, indices)
       out = mask.where(placed, self)

@@ -169,6 +169,8 @@ pm_lower = pm_lower_index + pm_simplify
 
 def lower_kernel(ast: UOp) -> tuple[UOp, list[UOp]]:
   """ast: SINK(STORE(DEFINE_GLOBAL out, value)). Returns the scalar SINK and the global RANGEs, outermost first."""
+  from tinygrad.codegen.scatter import is_scatter, lower_scatter
+  if is_scatter(ast): return lower_scatter(ast)  # SINK(STORE(out, dest, vals)): out[dest[j]] = vals[j] (codegen/scatter.py)
   ctx = LowerContext()
   store = ast.src[0]
   out, value = store.src

@@ -88,6 +88,6 @@ class PythonDevice:
       elif op is Ops.BITCAST:
         src = u.src[0]
         vals[u] = _from_bits(_bits(vals[src], src.dtype), u.dtype)
-      elif op in (Ops.DEFINE_GLOBAL, Ops.SINK, Ops.DEFINE_VAR): pass
+      elif op in (Ops.DEFINE_GLOBAL, Ops.SINK, Ops.DEFINE_VAR, Ops.AFTER): pass  # AFTER: its loop of stores ran (codegen/scatter.py)
       else: raise NotImplementedError(f"the PYTHON device cannot run {op}")
       pc += 1

@@ -1,0 +1,28 @@
+"""The scatter kernel: out[dest[j]] = vals[j] for j = 0, 1, ..., J-1, in that order. Its kernel is
+SINK(STORE(out, dest, vals)): a STORE with the index as its own source, dest and vals (J,) graphs of the kernel's inputs,
+where an ordinary kernel's STORE has (out, value) and stores each element where it computed it. The store's index is a
+loaded value, as a gather's load index is (lowerer._onehot_sum), so the cost is J loads and J stores, not a compare per
+place and value.
+The J stores run on one thread, in order: where dest names a place twice the last value stays (numpy's order for
+`a[idx] = v`, tinygrad's for setitem). So the loop is no global loop (those are what the optimizer upcasts and the
+renderer splits over threads or a GPU's threads) but one of the kernel's own, under AFTER(out, store), as a packed panel's
+(codegen/pack.py): linearize opens it, apply_opts finds no global loop to plan. Bounds are the caller's: every dest must
+lie in out (tensor_ops_index._scatter_kernel sends an index out of range to a spare place after the end)."""
+from __future__ import annotations
+from tinygrad.dtype import dtypes
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite
+
+def is_scatter(ast: UOp) -> bool: return len(ast.src) == 1 and ast.src[0].op is Ops.STORE and len(ast.src[0].src) == 3
+
+def lower_scatter(ast: UOp) -> tuple[UOp, list[UOp]]:
+  """The scalar SINK of a scatter kernel and its global ranges (none)."""
+  from tinygrad.codegen.lowerer import LowerContext, TRUE, index, pm_lower, pm_simplify
+  out, dest, vals = ast.src[0].src
+  if dest.shape != vals.shape or len(dest.shape) != 1 or dest.dtype != dtypes.int32 or vals.dtype != out.dtype:
+    raise ValueError(f"a scatter kernel takes dest and vals of one 1-d shape, dest int32, vals {out.dtype}: got {dest.shape} {dest.dtype}, {vals.shape} {vals.dtype}")
+  ctx = LowerContext()
+  j = ctx.new_range(dest.shape[0], "pack")
+  store = UOp(Ops.STORE, dtypes.void, (out, index(dest, TRUE, (j,)), index(vals, TRUE, (j,))))
+  sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.AFTER, out.dtype, (out, store)),))
+  sink = graph_rewrite(sink, pm_lower, ctx=ctx, name="lower: scatter index to loops")
+  return graph_rewrite(sink, pm_simplify, name="lower: simplify"), []
