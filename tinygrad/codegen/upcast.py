@@ -6,8 +6,7 @@ from __future__ import annotations
 import itertools
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
-from tinygrad import tracing
-from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, untraced_rewrites
+from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, traced  # traced: opts.py imports it from here too
 from tinygrad.uop.symbolic import symbolic
 from tinygrad.codegen.lowerer import pm_clean_gates
 
@@ -96,12 +95,6 @@ def outer_ranges(granges: list[UOp], ups: list[tuple[UOp, int]], nid: int) -> tu
     plan.append((g, outer, f))
     if outer.op is Ops.RANGE: new_granges.append(outer)
   return plan, new_granges, nid
-
-def traced() -> bool:
-  """Whether a rewrite made now is recorded: the plan being built is the trace's (the winner's, or every plan's under
-  VIZ), so it is built as the trace shows it; the search's trial builds take the faster paths that make the same kernel."""
-  t = tracing.tracer
-  return t is not None and t.capture_rewrites and not untraced_rewrites.depth
 
 def upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
   """The kernel with its body copied per plan, simplified. Traced: one rewrite (the copies are its SINK's match, the

@@ -198,12 +198,17 @@ class UOp(metaclass=UOpMetaClass):
 
   # ----- value bounds, for index arithmetic simplification
   @property
-  def vmin(self): return self._minmax()[0]
+  def vmin(self): return (getattr(self, "_vminmax", None) or self._minmax())[0]
   @property
-  def vmax(self): return self._minmax()[1]
+  def vmax(self): return (getattr(self, "_vminmax", None) or self._minmax())[1]
   def _minmax(self) -> tuple[Any, Any]:
-    try: return self._vminmax
-    except AttributeError: return _fill(self, "_vminmax", _compute_minmax)
+    # asked of every new int node a rewrite visits (symbolic's _fold_by_range): getattr with a default, not a try (a
+    # caught AttributeError costs ~3x), and a node whose sources have theirs computed at once, without _fill's walk
+    if (r := getattr(self, "_vminmax", None)) is None:
+      for s in self.src:
+        if getattr(s, "_vminmax", None) is None: return _fill(self, "_vminmax", _compute_minmax)
+      _set_vminmax(self, r := _compute_minmax(self))
+    return r
 
   @property
   def buffer(self):
@@ -243,7 +248,7 @@ class UOp(metaclass=UOpMetaClass):
     return ax
 
 _new = object.__new__
-_set_op, _set_dtype, _set_src, _set_arg = (UOp.__dict__[k].__set__ for k in ("op", "dtype", "src", "arg"))
+_set_op, _set_dtype, _set_src, _set_arg, _set_vminmax = (UOp.__dict__[k].__set__ for k in ("op", "dtype", "src", "arg", "_vminmax"))
 
 def _fill(root: UOp, attr: str, compute: Callable[[UOp], Any]) -> Any:
   """Compute a cached per-node property for root and every source that lacks it, sources first; the walk stops at
@@ -294,42 +299,66 @@ def _compute_shape(u: UOp) -> tuple[int, ...] | None:
 
 def _cdiv(a: int, b: int) -> int: return abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncating division
 
+_INTLIKE_NAMES = frozenset(d.name for d in dtypes.ints) | {dtypes.bool.name}
+
+def is_intlike(dt: DType) -> bool:
+  """dtypes.is_int(dt) or dt == dtypes.bool, by name for a DType (names are unique; DType compares by name): this is
+  asked of nearly every node a rewrite visits."""
+  return dt.name in _INTLIKE_NAMES if type(dt) is DType else (dtypes.is_int(dt) or dt == dtypes.bool)
+
+_dtype_bounds: dict[str, tuple[Any, Any]] = {}
+
+def _bounds_of(dt: DType) -> tuple[Any, Any]:
+  """(dtypes.min(dt), dtypes.max(dt)), kept per dtype name."""
+  if type(dt) is not DType: return dtypes.min(dt), dtypes.max(dt)
+  if (b := _dtype_bounds.get(dt.name)) is None: b = _dtype_bounds[dt.name] = (dtypes.min(dt), dtypes.max(dt))
+  return b
+
 def _compute_minmax(u: UOp) -> tuple[Any, Any]:
+  # only called by _fill, once every source has its bounds: they are read off the slot (hot: every new int node)
   op, s = u.op, u.src
   if op is Ops.CONST: return u.arg, u.arg
   if op is Ops.DEFINE_VAR: return u.arg[1], u.arg[2]
-  if op is Ops.RANGE: return 0, s[0].vmax - 1
+  if op is Ops.RANGE: return 0, s[0]._vminmax[1] - 1
   if op is Ops.SPECIAL: return 0, u.arg[1] - 1
-  if u.dtype == dtypes.bool or dtypes.is_int(u.dtype):
-    if op is Ops.ADD: return s[0].vmin + s[1].vmin, s[0].vmax + s[1].vmax
-    if op is Ops.SUB: return s[0].vmin - s[1].vmax, s[0].vmax - s[1].vmin
-    if op is Ops.NEG: return (not s[0].vmax, not s[0].vmin) if u.dtype == dtypes.bool else (-s[0].vmax, -s[0].vmin)  # NEG of a bool is logical not
+  if is_intlike(u.dtype):
+    if op is Ops.ADD: (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax; return a0 + b0, a1 + b1
+    if op is Ops.SUB: (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax; return a0 - b1, a1 - b0
+    if op is Ops.NEG:
+      a0, a1 = s[0]._vminmax
+      return (not a1, not a0) if u.dtype == dtypes.bool else (-a1, -a0)  # NEG of a bool is logical not
     if op is Ops.MUL:
-      vals = [a * b for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
+      (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax
+      vals = [a0 * b0, a0 * b1, a1 * b0, a1 * b1]
       if not any(isinstance(v, float) and math.isnan(v) for v in vals): return min(vals), max(vals)
-    if op is Ops.IDIV and s[1].op is Ops.CONST and s[1].arg > 0: return _cdiv(s[0].vmin, s[1].arg), _cdiv(s[0].vmax, s[1].arg)
+    if op is Ops.IDIV and s[1].op is Ops.CONST and s[1].arg > 0: a0, a1 = s[0]._vminmax; return _cdiv(a0, s[1].arg), _cdiv(a1, s[1].arg)
     if op is Ops.MOD and s[1].op is Ops.CONST and s[1].arg > 0:
-      c = s[1].arg
-      if s[0].vmin >= 0: return (s[0].vmin, s[0].vmax) if s[0].vmax < c else (0, c - 1)
+      c, (a0, a1) = s[1].arg, s[0]._vminmax
+      if a0 >= 0: return (a0, a1) if a1 < c else (0, c - 1)
       return -(c - 1), c - 1
-    if op is Ops.MAX: return max(s[0].vmin, s[1].vmin), max(s[0].vmax, s[1].vmax)
+    if op is Ops.MAX: (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax; return max(a0, b0), max(a1, b1)
     if op is Ops.WHERE:
-      if s[0].vmin == s[0].vmax: return (s[1].vmin, s[1].vmax) if s[0].vmin else (s[2].vmin, s[2].vmax)
-      return min(s[1].vmin, s[2].vmin), max(s[1].vmax, s[2].vmax)
+      (c0, c1), (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax, s[2]._vminmax
+      if c0 == c1: return (a0, a1) if c0 else (b0, b1)
+      return min(a0, b0), max(a1, b1)
     if op is Ops.CMPLT:
-      if s[0].vmax < s[1].vmin: return True, True
-      if s[0].vmin >= s[1].vmax: return False, False
+      (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax
+      if a1 < b0: return True, True
+      if a0 >= b1: return False, False
       return False, True
     if op is Ops.CMPNE:
-      if s[0].vmax < s[1].vmin or s[0].vmin > s[1].vmax: return True, True
-      if s[0].vmin == s[0].vmax == s[1].vmin == s[1].vmax: return False, False
+      (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax
+      if a1 < b0 or a0 > b1: return True, True
+      if a0 == a1 == b0 == b1: return False, False
       return False, True
-    if op is Ops.AND and u.dtype == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
-    if op is Ops.OR and u.dtype == dtypes.bool: return s[0].vmin or s[1].vmin, s[0].vmax or s[1].vmax
-    if op is Ops.CAST and (dtypes.is_int(s[0].dtype) or s[0].dtype == dtypes.bool):
-      lo, hi = int(s[0].vmin), int(s[0].vmax)
-      if dtypes.min(u.dtype) <= lo and hi <= dtypes.max(u.dtype): return (bool(lo), bool(hi)) if u.dtype == dtypes.bool else (lo, hi)
-  return dtypes.min(u.dtype), dtypes.max(u.dtype)
+    if op is Ops.AND and u.dtype == dtypes.bool: (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax; return a0 and b0, a1 and b1
+    if op is Ops.OR and u.dtype == dtypes.bool: (a0, a1), (b0, b1) = s[0]._vminmax, s[1]._vminmax; return a0 or b0, a1 or b1
+    if op is Ops.CAST and is_intlike(s[0].dtype):
+      a0, a1 = s[0]._vminmax
+      lo, hi = int(a0), int(a1)
+      dlo, dhi = _bounds_of(u.dtype)
+      if dlo <= lo and hi <= dhi: return (bool(lo), bool(hi)) if u.dtype == dtypes.bool else (lo, hi)
+  return _bounds_of(u.dtype)
 
 def _pretty(u: UOp, depth: int = 0, seen: set | None = None) -> str:
   seen = set() if seen is None else seen
@@ -446,10 +475,11 @@ class rewrite_memo:
   one kernel re-simplify mostly the same graph. Only while nothing is traced, so every recorded match still happens."""
   memo: dict[tuple[int, bool], tuple[PatternMatcher, dict[UOp, UOp]]] | None = None
   topo: dict[UOp, tuple[UOp, ...]] | None = None  # and each graph's toposort, walked once (dropped with the block)
+  terms: dict[UOp, tuple[UOp, ...]] | None = None  # and each sum's terms (symbolic._terms)
   def __enter__(self):
-    self.prev = rewrite_memo.memo, rewrite_memo.topo
-    if rewrite_memo.memo is None: rewrite_memo.memo, rewrite_memo.topo = {}, {}
-  def __exit__(self, *exc): rewrite_memo.memo, rewrite_memo.topo = self.prev
+    self.prev = rewrite_memo.memo, rewrite_memo.topo, rewrite_memo.terms
+    if rewrite_memo.memo is None: rewrite_memo.memo, rewrite_memo.topo, rewrite_memo.terms = {}, {}, {}
+  def __exit__(self, *exc): rewrite_memo.memo, rewrite_memo.topo, rewrite_memo.terms = self.prev
 
 def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) -> UOp:
   replace: dict[UOp, UOp] = {}
@@ -491,10 +521,17 @@ class untraced_rewrites:
   def __enter__(self): untraced_rewrites.depth += 1
   def __exit__(self, *exc): untraced_rewrites.depth -= 1
 
+def traced() -> bool:
+  """Whether a rewrite made now is recorded: a tracer that captures rewrites is installed, and we are outside
+  untraced_rewrites. graph_rewrite and graph_step record only then; a plan built untraced may take faster paths that
+  make the same kernel (codegen/upcast.py, vectorize.py)."""
+  t = tracing.tracer
+  return t is not None and t.capture_rewrites and not untraced_rewrites.depth
+
 def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> UOp:
   """Rewrite `sink` with `pm` to a fixed point: sources first, and every replacement is rewritten again."""
+  if not traced(): return _rewrite(sink, pm, ctx, bottom_up, None)
   t = tracing.tracer
-  if t is None or not t.capture_rewrites or untraced_rewrites.depth: return _rewrite(sink, pm, ctx, bottom_up, None)
   t.rewrite_begin(name or "graph_rewrite", _caller_location(__file__), sink)
   out = sink
   try: out = _rewrite(sink, pm, ctx, bottom_up, t)
@@ -508,8 +545,8 @@ def graph_step(sink: UOp, fn: Callable[..., Any], *args: Any, name: str, **kw: A
   as one rewrite named `name` with one match, from `sink` to what fn made, whose pattern is fn itself (its file and
   line): the trace then has no silent gap between rewrites. fn's own rewrites fold into this one. fn may return a
   UOp, a tuple whose first item is the new sink, or None (it did not apply: no match)."""
+  if not traced(): return fn(sink, *args, **kw)
   t = tracing.tracer
-  if t is None or not t.capture_rewrites or untraced_rewrites.depth: return fn(sink, *args, **kw)
   t.rewrite_begin(name, _caller_location(__file__), sink)
   out, new, st = None, sink, time.perf_counter_ns()
   try:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 import math
 from tinygrad.dtype import dtypes
-from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher
+from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, is_intlike, rewrite_memo
 from tinygrad.uop.alu import exec_alu
 
 def _false_like(c: UOp) -> UOp:
@@ -18,12 +18,13 @@ def _fold(a: UOp) -> UOp | None:
   try: return a.const_like(exec_alu(a.op, a.dtype, vals))
   except (OverflowError, ZeroDivisionError, ValueError, TypeError): return None
 
-def _is_intlike(u: UOp) -> bool: return dtypes.is_int(u.dtype) or u.dtype == dtypes.bool
+def _is_intlike(u: UOp) -> bool: return is_intlike(u.dtype)
 
 def _fold_by_range(x: UOp) -> UOp | None:
-  # an integer expression whose bounds meet is that constant (e.g. a RANGE of size 1, or (i%4) < 4)
-  if not _is_intlike(x) or x.op is Ops.CONST: return None
-  lo, hi = x.vmin, x.vmax
+  # an integer expression whose bounds meet is that constant (e.g. a RANGE of size 1, or (i%4) < 4). Tried on every
+  # ALU node a rewrite visits: the float ones leave at the first test
+  if not is_intlike(x.dtype) or x.op is Ops.CONST: return None
+  lo, hi = x._minmax()
   return x.const_like(lo) if lo == hi else None
 
 def _mul_zero(x: UOp, c: UOp) -> UOp | None:
@@ -31,7 +32,25 @@ def _mul_zero(x: UOp, c: UOp) -> UOp | None:
   return x.const_like(math.nan if dtypes.is_float(x.dtype) and x.op is Ops.CONST and not math.isfinite(x.arg) else 0)
 
 def _terms(x: UOp) -> list[UOp]:
-  """The terms of a sum, iteratively (index sums can be long)."""
+  """The terms of a sum, left to right. Inside a rewrite_memo block each sum's terms are kept (a sum's are its sources'
+  joined, one C-level concatenation): the rules ask for them on every int ADD a rewrite visits, and walking a chain of
+  n additions at each of them was n^2."""
+  if x.op is not Ops.ADD: return [x]
+  if (memo := rewrite_memo.terms) is None: return _walk_terms(x)
+  if (got := memo.get(x)) is None:
+    stack = [x]  # iterative, sums first: index sums can be long
+    while stack:
+      u = stack[-1]
+      if pend := [s for s in u.src if s.op is Ops.ADD and s not in memo]: stack.extend(pend); continue
+      stack.pop()
+      if u in memo: continue
+      got = ()
+      for s in u.src: got += memo[s] if s.op is Ops.ADD else (s,)
+      memo[u] = got
+    got = memo[x]
+  return list(got)
+
+def _walk_terms(x: UOp) -> list[UOp]:
   out, stack = [], [x]
   while stack:
     u = stack.pop()
