@@ -160,3 +160,33 @@ def test_codegen_pauses_the_garbage_collector_and_restores_it(monkeypatch):
     finally: gc.enable()
     np.testing.assert_allclose(got, (x * (3.25 if enabled else 4.75)).sum(1), rtol=1e-5)
   assert seen == [False, False]  # off while each kernel was generated
+
+def run_grouped(cache: pathlib.Path, early: int, min_lib: int) -> dict:
+  """SCRIPT with the compilers' grouping set (EARLY_CHARS, MIN_LIB_CHARS) and no program cache (every kernel made)."""
+  code = f"import tinygrad.runtime.ops_cpu as C; C.EARLY_CHARS = {early}; C.MIN_LIB_CHARS = {min_lib}\n" + SCRIPT
+  e = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG")}
+  res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                       env={**e, "TINYVIZ_CACHE": str(cache), "DEV": "CPU", "PROGRAM_CACHE": "0"})
+  assert res.returncode == 0, res.stderr[-3000:]
+  return json.loads(res.stdout.splitlines()[-1])
+
+def test_a_second_process_finds_kernels_grouped_otherwise(tmp_path):
+  """Which kernels share a library depends on how the compilers kept up with the codegen: a later process whose
+  kernels come in other groups (here: every kernel alone, then all of them together) still finds each kernel's library
+  on disk and builds none."""
+  first = run_grouped(tmp_path, 1, 1)
+  assert len(first["builds"]) >= 3 and set(first["builds"]) == {1}
+  libs = {p: p.stat().st_mtime_ns for p in (tmp_path / "cpu").glob("*.so")}
+  second = run_grouped(tmp_path, 10 ** 9, 10 ** 9)
+  assert second["src"] == first["src"]
+  assert {p: p.stat().st_mtime_ns for p in (tmp_path / "cpu").glob("*.so")} == libs
+
+def test_an_index_whose_libraries_are_gone_builds_them_again(tmp_path):
+  """The kernel index names libraries; where one was deleted (or the entry is garbage) the kernel is built again and
+  runs right (SCRIPT checks its results against numpy)."""
+  run_grouped(tmp_path, 1, 1)
+  for p in (tmp_path / "cpu").glob("*.so"): p.unlink()
+  entries = sorted((tmp_path / "cpu" / "kernels").iterdir())
+  entries[0].write_text("../../elsewhere.so")
+  again = run_grouped(tmp_path, 10 ** 9, 10 ** 9)
+  assert sum(again["builds"]) >= 3 and list((tmp_path / "cpu").glob("*.so"))

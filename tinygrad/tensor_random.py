@@ -16,6 +16,12 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 def threefry2x32(x0: Any, x1: Any, k0: Any, k1: Any, wrap=lambda v: v) -> tuple[Any, Any]:
   """Threefry-2x32 of the pair (x0, x1) under key (k0, k1), as tinygrad's THREEFRY: on Python ints (wrap masks to 32
   bits) or on uint32 tensors (which wrap by themselves)."""
+  from tinygrad.uop.ops import rewrite_memo
+  # each tensor op walks its whole graph (an int tensor looks for a bound variable in it): inside rewrite_memo every
+  # walk is kept, and the next op's walk reuses its sources' (the same graph; the digits CNN's 8 draws 0.17 -> 0.12 s of CPU)
+  with rewrite_memo(): return _rounds(x0, x1, k0, k1, wrap)
+
+def _rounds(x0: Any, x1: Any, k0: Any, k1: Any, wrap) -> tuple[Any, Any]:
   ks = (k1, wrap(k0 ^ k1 ^ 0x1BD11BDA), k0)
   a, b = wrap(x0 + ks[2]), wrap(x1 + ks[0])
   for i in range(5):

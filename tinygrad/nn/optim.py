@@ -10,6 +10,14 @@ def _like(x: Tensor, p: Tensor) -> Tensor:
   if x.device == p.device: return x
   return x.shard_like(p) if isinstance(p.device, tuple) else x.to(p.device)
 
+def _filled(shape: tuple[int, ...], value: float, device) -> Tensor:
+  """A float32 state tensor in a buffer of its own, to be realized with the parameters (buffer=True: two of one shape
+  realized together are two buffers, not one hash-consed constant). On several devices, realized now, as before (an
+  assign into a multi-device buffer is not supported)."""
+  if isinstance(device, tuple): return Tensor.full(shape, value, dtypes.float32, device, requires_grad=False).contiguous().realize()
+  return Tensor.full(shape, value, dtypes.float32, device, buffer=True, requires_grad=False)
+def _zeros_like(p: Tensor) -> Tensor: return _filled(p.shape, 0.0, p.device)
+
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
     # a bad hyperparameter is refused before anything is realized, with torch's ValueError (tinygrad's test_edgecases)
@@ -19,13 +27,17 @@ class Optimizer:
     self.params = dedup([p for p in params if p.requires_grad])
     if not self.params: raise ValueError("optimizer got no parameters that require grad")
     self.buffers = dedup([p for p in params if not p.requires_grad])
-    # initial values computed now, once: a still-lazy random init would otherwise be fused into (and recomputed by)
-    # every kernel of the first step that reads the weight, and compiled for that one step (a small GPT's first run:
-    # 26 s -> 14.5 s, a third fewer kernels to optimize and compile)
-    Tensor.realize_all(self.params + self.buffers)
     # the learning rate and the optimizer's state are kept in at least float32 (tinygrad: a half model's update would overflow)
     self.device = self.params[0].device  # where lr lives (tinygrad's optimizer.device: lr schedulers make their counters there)
-    self.lr = Tensor([lr], requires_grad=False, device=self.device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous().realize()
+    self.lr = Tensor([lr], requires_grad=False, device=self.device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous()
+    # initial values computed now, once: a still-lazy random init would otherwise be fused into (and recomputed by)
+    # every kernel of the first step that reads the weight, and compiled for that one step (a small GPT's first run:
+    # 26 s -> 14.5 s, a third fewer kernels to optimize and compile). One schedule with the optimizer's state: its
+    # kernels compile together, not each in a schedule (and a compiler call) of its own
+    Tensor.realize_all(self.params + self.buffers + [self.lr] + self._new_state())
+  def _new_state(self) -> list[Tensor]:
+    """The optimizer's state tensors (set on self), unrealized: Optimizer.__init__ realizes them with the parameters."""
+    return []
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
   def step(self) -> None: Tensor.realize_all(self.schedule_step())
@@ -59,10 +71,12 @@ class LARS(Optimizer):
                tcoef: float = 0.001):
     if momentum < 0: raise ValueError(f"momentum must be >= 0, got {momentum}")
     if not weight_decay >= 0: raise ValueError(f"invalid weight_decay {weight_decay}: it must be >= 0")
-    super().__init__(params, lr)
     self.momentum, self.wd, self.nesterov, self.classic, self.tcoef = momentum, weight_decay, nesterov, classic, tcoef
     self.ns_steps, self.ns_coefficients, self.pre_wd = ns_steps, ns_coefficients, pre_wd
-    self.b = [Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for p in self.params] if momentum else []
+    super().__init__(params, lr)
+  def _new_state(self) -> list[Tensor]:
+    self.b = [_zeros_like(p) for p in self.params] if self.momentum else []
+    return self.b
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
       g = p.grad.detach()  # type: ignore[union-attr]
@@ -103,12 +117,14 @@ class LAMB(Optimizer):
     if not eps >= 0: raise ValueError(f"invalid eps {eps}: it must be >= 0")
     for name, b in (("b1", b1), ("b2", b2)):
       if not 0 <= b < 1: raise ValueError(f"invalid {name} {b}: it must be in [0, 1)")
-    super().__init__(params, lr)
     self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
+    super().__init__(params, lr)
+  def _new_state(self) -> list[Tensor]:
     dev = self.params[0].device
-    self.b1_t, self.b2_t = (Tensor.ones(1, device=dev, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for _ in range(2))
-    self.m = [Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for p in self.params]
-    self.v = [Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous().realize() for p in self.params]
+    self.b1_t, self.b2_t = (_filled((1,), 1.0, dev) for _ in range(2))
+    self.m = [_zeros_like(p) for p in self.params]
+    self.v = [_zeros_like(p) for p in self.params]
+    return [self.b1_t, self.b2_t] + self.m + self.v
   def _step(self) -> list[Tensor]:
     self.b1_t.assign(self.b1_t * self.b1)
     self.b2_t.assign(self.b2_t * self.b2)

@@ -65,9 +65,11 @@ def compiler_for(srcs: list[str]) -> tuple[str, str | None]:
 # compiler processes for one schedule's new kernels: CPU_COMPILE_JOBS, else one per core this process may use
 COMPILE_JOBS = max(0, getenv("CPU_COMPILE_JOBS", 0)) or len(os.sched_getaffinity(0))
 MIN_KERNELS_PER_LIB = 4
-# source per library started while a schedule's codegen goes on (CPUDevice.compile_soon): a compiler start costs about
-# 40 ms, a kernel of 1-10 KB 50-250 ms to compile
+# while a schedule's codegen goes on (CPUDevice.compile_soon), a free compiler takes the kernels waiting, up to this much
+# source (a kernel that long has a library to itself), once at least MIN_LIB_CHARS of it wait: a compiler start costs
+# about 30 ms of CPU, as much as a 2-3 KB kernel; a kernel of 1-10 KB takes 20-250 ms
 EARLY_CHARS = 24000
+MIN_LIB_CHARS = 3000
 
 class CompileError(RuntimeError): pass
 
@@ -80,6 +82,29 @@ def find_compiler() -> str:
 def _lib_path(cc: str, src: str) -> pathlib.Path:
   # CFLAGS, not compiler_flags(cc): those follow from cc and what is installed, and a cached run asks clang nothing
   return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(CFLAGS) + chr(0) + src).encode()).hexdigest()[:32]}.so"
+
+# Which library holds a kernel: CACHE_DIR/kernels/<hash of compiler, flags, prelude and the kernel's source> is a file
+# naming it. Which kernels share a library depends on how fast the compilers kept up with the codegen, so a later
+# process, whose kernels come in other groups, finds each kernel's library through this index.
+def _index_path(src: str) -> pathlib.Path:
+  key = f"{find_compiler()} {' '.join(CFLAGS)}\0{PRELUDE}\0{src}"
+  return CACHE_DIR / "kernels" / hashlib.sha256(key.encode()).hexdigest()[:32]
+
+def find_library(src: str) -> pathlib.Path | None:
+  """The library on disk an earlier build put this kernel in, or None."""
+  try: name = _index_path(src).read_text()
+  except OSError: return None
+  lib = CACHE_DIR / name
+  return lib if name.endswith(".so") and os.sep not in name and lib.exists() else None
+
+def remember_library(srcs: list[str], lib: pathlib.Path) -> None:
+  """Index each kernel of a library just built (atomically: a parallel process reads a whole name or none)."""
+  folder = CACHE_DIR / "kernels"
+  folder.mkdir(parents=True, exist_ok=True)
+  for src in srcs:
+    tmp = folder / f".{os.getpid()}.tmp"
+    tmp.write_text(lib.name)
+    os.replace(tmp, _index_path(src))
 
 @functools.cache
 def _sweep_stale_tmp(age_s: float = 600) -> None:
@@ -99,6 +124,7 @@ class Build:
     self.proc: subprocess.Popen | None = None
     self.tmp: str | None = None
     self.err: Any = None
+    self.built = False  # compiled by this process (not found on disk)
     if self.out.exists(): return
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     _sweep_stale_tmp()
@@ -118,11 +144,12 @@ class Build:
       if self.proc.wait() != 0:
         if self.fallback is not None:  # clang on a long kernel: GCC builds it as it builds the others
           self.close(); self.proc = None
-          self.out = Build(self.fallback, self.src).wait()
+          self.out, self.built = Build(self.fallback, self.src).wait(), True
           return self.out
         self.err.seek(0)
         raise CompileError(compile_error_message(self.cc, self.err.read().decode(errors="replace"), self.src))
       os.replace(self.tmp, self.out)  # atomic: a parallel process never loads half a library
+      self.built = True
     finally: self.close()
     self.proc = None
     return self.out
@@ -211,11 +238,14 @@ def start_libraries(libs: list[tuple[list[str], Build | None]], jobs: int) -> No
   schedule's compile), while fewer than jobs of them are building."""
   waiting = sorted((i for i, (_, b) in enumerate(libs) if b is None), key=lambda i: -sum(map(compile_cost, libs[i][0])))
   running = sum(b is not None and not b.done() for _, b in libs)
-  for i in waiting[:max(0, jobs - running)]:
-    srcs = libs[i][0]
-    cc, fallback = compiler_for(srcs)
-    libs[i] = (srcs, b := Build(cc, PRELUDE + "\n\n".join(srcs)))
-    b.fallback = fallback
+  for i in waiting[:max(0, jobs - running)]: libs[i] = (libs[i][0], start_library(libs[i][0]))
+
+def start_library(srcs: list[str]) -> Build:
+  """The build of one library of these kernels (after the prelude), by the compiler compiler_for picks."""
+  cc, fallback = compiler_for(srcs)
+  b = Build(cc, PRELUDE + "\n\n".join(srcs))
+  b.fallback = fallback
+  return b
 
 class CPURenderer(CStyleRenderer):
   fp8 = True  # fp8 as its bits, converted in C (renderer/fp8_c.py)
@@ -228,40 +258,71 @@ class CPUDevice:
   graph = None  # no graph runner: a TinyJit replay calls the compiled kernels directly (engine/jit.py)
   def __init__(self, name: str):
     self.name = name
-    self._queued: list[Program] = []  # handed to compile_soon, not in a library being built yet
-    self._early: list[tuple[list[str], Build | None]] = []  # libraries closed while codegen went on (None: not started yet)
+    self._waiting: list[str] = []  # new kernels' sources, in order, not in a library yet
+    self._libs: list[tuple[list[str], Build | None]] = []  # this schedule's libraries (None: not started yet)
+    self._found: dict[str, pathlib.Path] = {}  # kernels an earlier build put in a library on disk (find_library)
+    self._known: set[str] = set()  # every source above
   def compile_soon(self, p: Program) -> None:
-    """A new program of the schedule being prepared: its library's compiler starts while the schedule's other kernels
-    are still generated (Python on one core, the compiler on the other). A library is closed once it holds EARLY_CHARS
-    of source (a kernel that long has one to itself), so which kernels share one depends only on the kernels and their
-    order: the next process builds the same libraries and finds them on disk. compile() waits for them."""
-    if getattr(p, "fxn", None) is not None or any(q.src == p.src for q in self._queued): return
-    if len(p.src) >= EARLY_CHARS: self._early.append(([p.src], None))
-    else:
-      self._queued.append(p)
-      if sum(len(q.src) for q in self._queued) < EARLY_CHARS: return
-      self._early.append((list(dict.fromkeys(q.src for q in self._queued)), None))
-      self._queued = []
-    start_libraries(self._early, COMPILE_JOBS)
+    """A new program of the schedule being prepared: a compiler takes it while the schedule's other kernels are still
+    generated (Python on one core, the compilers on the others). Whenever fewer compilers run than the cores left to
+    them, the kernels waiting (at least MIN_LIB_CHARS of source, at most EARLY_CHARS) go into a library whose compiler
+    starts at once. compile() waits for them."""
+    if getattr(p, "fxn", None) is not None: return
+    self._add(p.src)
+    # one core is the codegen's; all of them once the compilers fall behind (a library's worth of source waits)
+    self._start(COMPILE_JOBS if sum(map(len, self._waiting)) >= EARLY_CHARS else max(1, COMPILE_JOBS - 1))
+  def _add(self, src: str) -> None:
+    if src in self._known: return
+    self._known.add(src)
+    if (lib := find_library(src)) is not None: self._found[src] = lib
+    else: self._waiting.append(src)
+  def _start(self, jobs: int, final: bool = False) -> None:
+    """Start libraries of the waiting kernels while fewer than jobs compilers run (final: all of them now, the short
+    kernels split over one compiler per job by estimated cost)."""
+    running = sum(b is not None and not b.done() for _, b in self._libs)
+    if final:
+      long, short = [s for s in self._waiting if len(s) >= EARLY_CHARS], [s for s in self._waiting if len(s) < EARLY_CHARS]
+      self._libs += [([s], None) for s in long] + [(c, None) for c in (split_sources(short, COMPILE_JOBS) if short else [])]
+      self._waiting = []
+      start_libraries(self._libs, len(self._libs))
+      return
+    while running < jobs and (batch := self._next_batch()):
+      self._libs.append((batch, start_library(batch)))
+      running += 1
+  def _next_batch(self) -> list[str] | None:
+    """The waiting kernels a compiler takes next, in order: a long one alone, else the short ones up to EARLY_CHARS of
+    source; None while fewer than MIN_LIB_CHARS wait."""
+    if not self._waiting: return None
+    if len(self._waiting[0]) >= EARLY_CHARS: return [self._waiting.pop(0)]
+    n, size = 0, 0
+    while n < len(self._waiting) and len(self._waiting[n]) < EARLY_CHARS and size + len(self._waiting[n]) <= EARLY_CHARS:
+      size += len(self._waiting[n]); n += 1
+    if size < MIN_LIB_CHARS and n == len(self._waiting): return None
+    batch, self._waiting = self._waiting[:n], self._waiting[n:]
+    return batch
   def compile(self, progs: list[Program]) -> float:
     """Compile and bind every program not yet compiled: the libraries compile_soon started, and the rest in a few
     libraries built side by side (one compiler call per core); returns the compile time in seconds."""
     todo = [p for p in progs if getattr(p, "fxn", None) is None]
-    if not todo and not self._early: return 0.0
+    if not todo and not self._libs and not self._waiting: return 0.0
     st = time.perf_counter()
-    early, self._early, self._queued = self._early, [], []
+    for p in todo: self._add(p.src)
+    libs, found = self._libs, self._found
     try:
-      start_libraries(early, len(early))  # all of them now: the compilers run while the rest's compile below does
-      in_early = {src for srcs, _ in early for src in srcs}
-      chunks = split_sources([s for s in dict.fromkeys(p.src for p in todo) if s not in in_early], COMPILE_JOBS) if any(p.src not in in_early for p in todo) else []
-      libs = [ctypes.CDLL(str(path)) for path in compile_many([PRELUDE + "\n\n".join(c) for c in chunks])] if chunks else []
-      lib_of = {src: lib for c, lib in zip(chunks, libs) for src in c}
-      for srcs, b in early:
-        lib = ctypes.CDLL(str(b.wait()))  # type: ignore[union-attr]
+      self._start(COMPILE_JOBS, final=True)
+      lib_of: dict[str, Any] = {}
+      loaded: dict[pathlib.Path, Any] = {}
+      for srcs, b in libs:
+        path = b.wait()  # type: ignore[union-attr]
+        if b.built: remember_library(srcs, path)  # type: ignore[union-attr]
+        lib = loaded[path] = loaded.get(path) or ctypes.CDLL(str(path))
         lib_of.update((src, lib) for src in srcs)
+      for src, path in found.items():
+        lib_of[src] = loaded[path] = loaded.get(path) or ctypes.CDLL(str(path))
     finally:
-      for _, b in early:
+      for _, b in libs:
         if b is not None: b.close()
+      self._waiting, self._libs, self._found, self._known = [], [], {}, set()
     for p in todo:
       fxn = getattr(lib_of[p.src], p.name)
       fxn.argtypes, fxn.restype = [ctypes.c_void_p] * len(p.params), None
