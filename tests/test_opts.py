@@ -21,6 +21,7 @@ def _cases():
   x, w, g, g4 = T(4, 3, 8, 8), T(16, 3, 3, 3), T(4, 16, 8, 8), T(4, 16, 4, 4)
   a6, b96, a12, bt64, w32 = T(6, 40), T(40, 96), T(12, 40), T(64, 40), T(32, 3, 3, 3)
   a26, b1024 = T(26, 272), T(272, 1024)  # B bigger than L2 (1.1 MiB), its rows 4 KiB apart: the packed 6-row tile
+  x4, w4, x24, w5 = T(4, 16, 6, 6), T(32, 16, 3, 3), T(2, 4, 24, 24), T(32, 4, 5, 5)
   xp = Tensor(np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))).realize()
   return {
     "matmul": (lambda: a @ b, lambda: a.numpy() @ b.numpy()),
@@ -36,6 +37,12 @@ def _cases():
     "matmul, 26 rows by 1024 columns, B packed": (lambda: a26 @ b1024, lambda: a26.numpy() @ b1024.numpy()),
     "conv with 32 output channels": (lambda: (x.pad((1, 1, 1, 1))._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * w32.reshape(1, 32, 3, 1, 1, 3, 3)).sum((2, 5, 6)),
                                      lambda: _np_conv(x.numpy(), w32.numpy())),
+    # rows too short for vectors (a 4x4 image; 20 floats): lanes along the output channel, whose weights (144 and 100
+    # floats apart) are packed into a scratch array once per channel tile instead of gathered lane by lane every step
+    "conv on a 4x4 image, weights packed": (lambda: (x4._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 16, 4, 4, 3, 3) * w4.reshape(1, 32, 16, 1, 1, 3, 3)).sum((2, 5, 6)),
+                                            lambda: np.einsum("bcyxij,kcij->bkyx", _np_windows(x4.numpy()), w4.numpy())),
+    "5x5 conv with 20-wide rows, weights packed": (lambda: (x24._pool((5, 5), (1, 1), (1, 1)).reshape(2, 1, 4, 20, 20, 5, 5) * w5.reshape(1, 32, 4, 1, 1, 5, 5)).sum((2, 5, 6)),
+                                                   lambda: np.einsum("bcyxij,kcij->bkyx", _np_windows(x24.numpy(), 5), w5.numpy())),
     "conv weight gradient": (lambda: (xp._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * g.reshape(4, 16, 1, 8, 8, 1, 1)).sum((0, 3, 4)),
                              lambda: np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy())),
     # a batchnorm statistic: y and x merge into one loop of 64, long enough for vector lanes
@@ -58,9 +65,9 @@ def _cases():
                                      lambda: np.exp(a.numpy()[:, None] - bt.numpy()[None]).sum(2)),
   }
 
-def _np_windows(xp):
+def _np_windows(xp, k=3):
   n, c, h, w = xp.shape
-  return np.stack([np.stack([xp[:, :, i:i + h - 2, j:j + w - 2] for j in range(3)], -1) for i in range(3)], -2)
+  return np.stack([np.stack([xp[:, :, i:i + h - k + 1, j:j + w - k + 1] for j in range(k)], -1) for i in range(k)], -2)
 def _np_conv(x, w): return np.einsum("bcyxij,kcij->bkyx", _np_windows(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))), w)
 
 CASES = _cases()
@@ -68,6 +75,7 @@ CASES = _cases()
 WIDE = {"matmul", "matmul with a transposed operand", "matmul, 6 rows by 96 columns", "matmul, 12 rows, transposed operand", "conv with 32 output channels"}
 # kernels with a select or a max after (or as) the reduction that must still get lanes along an output dim
 PACKED = {"matmul, 26 rows by 1024 columns, B packed"}  # the 6-row tile must build, with B's panel packed
+GATHERS_PACKED = {"conv on a 4x4 image, weights packed", "5x5 conv with 20-wide rows, weights packed"}  # a packed plan must build
 OUTPUT_LANES = {"matmul with bias and relu", "relu mask of a matmul", "matmul, maximum with a row", "matmul masked below the diagonal", "max over a middle axis"}
 
 @pytest.fixture
@@ -103,6 +111,7 @@ def test_every_plan_matches_numpy(case, lanes):
     got = np.frombuffer(out.copyout(), dtype=np.float32).reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=f"plan {name!r}:\n{p.src}")
     if "6-row" in name: assert "local0[" in p.src and p.src.count("for (int ridx") == 2, p.src  # the packing loop, then the tile's
+    if name.endswith(", packed"): assert "local0[" in p.src and "floatx" in p.src.split("local0[")[-1], p.src  # the scratch array read as vectors
     # a weight gradient's output gradient (1024 floats apart per batch element) packed once per output-channel tile
     if case == "conv weight gradient" and name == "lanes along the reduction": assert "local0[" in p.src, p.src
     ran += 1
@@ -111,6 +120,7 @@ def test_every_plan_matches_numpy(case, lanes):
   if case in OUTPUT_LANES: assert any("output dim" in n for n in built), built
   if case in WIDE: assert any("wide tile" in n for n in built), built
   if case in PACKED: assert any("6-row tile" in n for n in built), built
+  if case in GATHERS_PACKED: assert any(n.endswith(", packed") for n in built), built
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_the_cost_model_vectorizes_matmuls_and_padded_convolutions(fresh_choices):
@@ -271,3 +281,22 @@ def test_a_padded_row_is_a_vector_without_a_test_per_element(fresh_choices):
   src = R.get_program(_kernel(t)[0], "CPU").src
   assert "floatx" not in src and "gidx3" not in src and src.count("for (") == 3, src
   np.testing.assert_array_equal(t.numpy(), np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (2, 2))))
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_5x5_convolutions_like_beautiful_mnist_match_torch(fresh_choices):
+  """tinygrad's beautiful_mnist's first two layers (5x5 kernels: 28x28 digits -> 24x24 -> 20x20, 32 channels), forward
+  and backward, against torch. The 20-float rows fit no 8-float vector: the second convolution's forward and input
+  gradient take lanes along the output channel with the weights packed (a scratch array read as vectors)."""
+  torch = pytest.importorskip("torch")
+  x, w1, w2 = rng.standard_normal((8, 1, 28, 28), dtype=np.float32), rng.standard_normal((32, 1, 5, 5), dtype=np.float32), rng.standard_normal((32, 32, 5, 5), dtype=np.float32)
+  g = rng.standard_normal((8, 32, 20, 20), dtype=np.float32)
+  X, W1, W2 = Tensor(x, requires_grad=True), Tensor(w1, requires_grad=True), Tensor(w2, requires_grad=True)
+  out = X.conv2d(W1).relu().conv2d(W2)
+  (out * Tensor(g)).sum().backward()
+  tx, tw1, tw2 = (torch.tensor(a, requires_grad=True) for a in (x, w1, w2))
+  tout = torch.nn.functional.conv2d(torch.nn.functional.conv2d(tx, tw1).relu(), tw2)
+  (tout * torch.tensor(g)).sum().backward()
+  for ours, theirs in ((out, tout), (X.grad, tx.grad), (W1.grad, tw1.grad), (W2.grad, tw2.grad)):
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-3, atol=1e-3 * float(np.abs(theirs.detach().numpy()).max()))
+  packed = [p.name for p in R._programs.values() if "local0[" in p.src and "_32_5_5" in p.name and p.name.startswith("r_8_32_20_20")]
+  assert packed, sorted(p.name for p in R._programs.values())

@@ -13,6 +13,7 @@ def loop_cost(sink: UOp) -> float:
   scope: dict[UOp, frozenset[UOp]] = {}  # the ranges each value changes with, as the linearizer places it
   for u in topo:
     scope[u] = frozenset([u]) if u.op is Ops.RANGE else scope[u.src[0]] - frozenset(u.src[1:]) if u.op is Ops.REDUCE else frozenset().union(*[scope[s] for s in u.src])
+    if u.op is Ops.AFTER: scope[u] = frozenset(r for r in scope[u] if r.arg[1] != "pack")  # a packed array: its loop closes before it
   groups: dict[tuple[UOp, ...], list[UOp]] = {}
   for u in topo:
     if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
@@ -24,8 +25,20 @@ def loop_cost(sink: UOp) -> float:
     if n.op is Ops.VECTORIZE: return len(n.src)
     return 0.25 if n.dtype in dtypes.ints or n.dtype == dtypes.bool else 1
   inside = sum(w(n) for n in topo if scope[n] & set(rngs)) + len(reduces)  # + the accumulate of each reduction
-  outside = sum(w(n) for n in topo if not scope[n] & set(rngs))
-  return (inside * trips + outside) / (sum(u.dtype.count for u in reduces) * trips)
+  outside = sum(w(n) for n in topo if not scope[n] & set(rngs) and not any(r.arg[1] == "pack" for r in scope[n]))
+  return (inside * trips + outside + _pack_cost(topo, scope, w)) / (sum(u.dtype.count for u in reduces) * trips)
+
+def _pack_cost(topo: list[UOp], scope: dict[UOp, frozenset[UOp]], w) -> float:
+  """A packing loop's ops (codegen/pack.py) per output tile: its body runs its ranges' trips once per iteration of the
+  loops it sits in, shared by the tiles of the global loops it doesn't (the linearizer places it right inside the
+  loops it depends on). Counted once, as other code outside the reduction is, a gather packed per panel looked free:
+  a Linear layer's 128 x 10 output with its inputs packed per 16 rows (r_128_10_256) picked that and ran 1.8x slower."""
+  glob = [u for u in topo if u.op is Ops.RANGE and u.arg[1] == "global"]
+  total = 0.0
+  for n in topo:
+    if n.op is Ops.AFTER or not (packs := [r for r in scope[n] if r.arg[1] == "pack"]): continue
+    total += w(n) * prod(r.src[0].arg for r in packs) / prod(r.src[0].arg for r in glob if r not in scope[n])
+  return total
 
 # reduce steps per k block: a block of B (512 x a 16-column tile, 32 KiB) stays in L1/L2 while every row tile reads it.
 # 2048 matmul, wide tile, one core (three interleaved rounds): 128: 722-764 ms, 256: 694-713, 512: 676-682; two cores:

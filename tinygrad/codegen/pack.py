@@ -76,3 +76,16 @@ def pack_reduce(sink: UOp, rngs: tuple[UOp, ...], loads: list[UOp], nid: int) ->
   stores = tuple(UOp(Ops.STORE, dtypes.void, (P, flat(Ks) * (n * w) + k * w, ld.substitute(dict(zip(rngs, Ks))))) for k, ld in enumerate(loads))
   packed = UOp(Ops.AFTER, dtypes.float32, (P, *stores))
   return sink.substitute({ld: UOp(Ops.LOAD, ld.dtype, (packed, flat(rngs) * (n * w) + k * w)) for k, ld in enumerate(loads)})
+
+def gathered_loads(sink: UOp, rows: list[UOp], rngs: tuple[UOp, ...]) -> list[UOp] | None:
+  """For a plan with lanes along an output dim that some operand is strided along (a convolution's weights with lanes
+  along the output channel, 288 floats apart): its vectors gathered lane by lane (a VECTORIZE of ungated float loads of
+  one buffer) that the reduction moves and the other global loops (rows) don't; None when there are none."""
+  out = []
+  for u in sink.toposort():
+    if u.op is not Ops.VECTORIZE or u.dtype.count == 1 or u.dtype.scalar != dtypes.float32: continue
+    if not all(s.op is Ops.LOAD and len(s.src) == 2 and s.src[0] is u.src[0].src[0] for s in u.src) or u.src[0].src[0].op is not Ops.DEFINE_GLOBAL: continue
+    deps = {x for s in u.src for x in s.src[1].toposort()}
+    if any(r in deps for r in rows) or not any(r in deps for r in rngs): continue
+    out.append(u)
+  return out or None
