@@ -12,6 +12,7 @@ from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, up
 from tinygrad.codegen.vectorize import vectorize, split_reduce
 from tinygrad.codegen.cost import loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache
+from tinygrad.codegen.long_reduce import latency_upcasts, long_reduce_plans
 from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, pack_panel, reduce_panel_loads, pack_reduce, gathered_loads
 
 # copies per vector plan: (budget, first factors, later factors, vectors along the lanes' dim). As many as fit (a tall
@@ -148,6 +149,7 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16
   width = next((w for w in (16, 8, 4) if w <= lanes and R.src[0].arg % w == 0), None)
   if width is None: return None
   ups = choose_upcasts(sink, granges, budget=16, first=(4, 5, 2), rest=(4, 2))  # 16 vector accumulators: half the registers
+  ups = ups or latency_upcasts(sink, granges)  # a long sum whose copies share no load: copies for the add latency
   plan, new_granges, nid = outer_ranges(granges, ups, nid)
   ssink, Rp, V = graph_step(sink, split_reduce, R, width, nid, name=f"opt: split the reduction for {width} lanes")
   vsink = upcast(ssink, plan, f" reduce vector {width}")
@@ -428,7 +430,7 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool | int = False, max_up
   trace, so it shows how the kernel that runs was made."""
   if getenv("NOOPT", 0): return sink, granges  # as lowered: no loop merging, upcasts or vector lanes (docs/engine.md)
   sink = graph_step(sink, merge_reduce_loops, name="opt: merge reduce loops")
-  plans = candidate_plans(sink, granges, vector, max_upcast, prune=PRUNE)
+  plans = long_reduce_plans(sink, granges, candidate_plans(sink, granges, vector, max_upcast, prune=PRUNE))
   if not plans: return sink, granges
   # tried (for the trace's plans panel): each plan's name, estimated cost and whether it was chosen
   note = tried.append if tried is not None else (lambda _: None)

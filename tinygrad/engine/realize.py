@@ -11,6 +11,7 @@ from tinygrad.uop.ops import UOp, Ops, rewrite_memo, track_context, untraced_rew
 from tinygrad.codegen.lowerer import lower_kernel
 from tinygrad.codegen.opts import apply_opts
 from tinygrad.codegen.linearize import Program, CachedProgram, linearize
+from tinygrad.codegen.long_reduce import reads_once
 from tinygrad.codegen import program_cache
 from tinygrad.engine.schedule import ScheduleItem, kernel_params
 from tinygrad.device import Device, Buffer, buffers, HostQueue, host_queue
@@ -95,7 +96,7 @@ def _codegen(ast: UOp, name: str, kind: str, renderer: Any, tried: list[dict] | 
     # only a global loop is split over threads: a first loop that is a reduction's (a kernel with no global loops) would
     # have every thread add into the same accumulators (a race: a conv weight gradient came out wrong, differently each run)
     p.parallel = kind != "CUDA" and first is not None and first.arg[1] == "global" and first.src[0].arg >= 2 and (
-      p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and not p.reduce_size)
+      p.flops >= renderer.parallel_threshold and p.flops >= 8 * (p.mem_bytes // 4) or p.mem_bytes >= renderer.parallel_stream_bytes and (not p.reduce_size or reads_once(p)))  # a split sum's partials (codegen/long_reduce.py)
     p.src = renderer.render(p)
   return p
 

@@ -214,6 +214,8 @@ def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, U
     return items, {t: UOp(Ops.MULTI, lt.dtype, tuple(becomes[s] for s in lt.src), lt.arg) if lt.op is Ops.MULTI else becomes[lt]
                    for t, lt in zip(targets, lowered)}
   sink = graph_rewrite(sink, pm_early, name="schedule: remove no-op movement")
+  from tinygrad.engine.split_reduce import split_reductions
+  sink = split_reductions(sink)  # a big reduction with a small output in two kernels
   sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink)), bottom_up=True, name="schedule: mark realize points")
   items: list[ScheduleItem] = []
   sink = graph_rewrite(sink, pm_kernels, ctx=items, name="schedule: split into kernels")
