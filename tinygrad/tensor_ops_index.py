@@ -373,6 +373,33 @@ class IndexOps:
     last = hit & (j == hit.where(j, -1).max(0, keepdim=True))  # the last writer of each place
     vals = last.where(v.flatten().unsqueeze(1), v.zeros_like().flatten().unsqueeze(1)).sum(0, dtype=self.dtype)
     return hit.any(0).reshape(self.shape).where(vals.reshape(self.shape), self)
+  def _can_scatter(self: Tensor, v: Tensor) -> bool:
+    """A write by the scatter kernel can stand for this one: one device, sizes within 32 bits, no @function body's
+    input, no gradient to keep (the one-hot write is differentiable; the scatter realizes its inputs)."""
+    if not isinstance(self.device, str) or v.device != self.device or self.numel() + 1 > 2**31 - 1 or v.numel() > 2**31 - 1: return False
+    graph = [u for x in (self, v) for u in x.uop.toposort()]
+    if any(u.op is Ops.PARAM for u in graph): return False
+    return not (dtypes.is_float(self.dtype) and (wants := {t.uop for t in type(self)._live if t.requires_grad}) and any(u in wants for u in graph))
+  def _flat_dest(self: Tensor, indices) -> Tensor:
+    """(J,) int32: the flat place of self that each element of self[indices] reads, -1 where it reads out of range
+    (the 1-based places indexed like self read 0 there)."""
+    n = self.numel()
+    return type(self).arange(1, n + 1, dtype=dtypes.int32, device=self.device).reshape(self.shape)[indices].flatten() - 1
+  def _scatter_in_place(self: Tensor, v: Tensor, indices) -> bool:
+    """t[indices] = v as ASSIGN(t, dest, v): a pending in-place write, scheduled as one scatter kernel into t's buffer
+    (engine/scatter.py) that costs the values written, no copy of t. Only for t itself a realized buffer (a pending
+    assign of t runs first, as assign does); False (nothing done) otherwise: views and the rest take _scatter_kernel."""
+    from tinygrad.engine.schedule import is_contiguous_view
+    T = type(self)
+    if not self._can_scatter(v): return False
+    if (pending := self.uop).op is Ops.ASSIGN and len(pending.src) in (2, 3) and is_contiguous_view(pending.src[0]):
+      T.realize_all([self], with_pending_assigns=False, share=False)
+      v = T(v.uop.substitute({pending: self.uop}))  # v read the write just done; left in v's graph it would run again
+    if not is_contiguous_view(self.uop) or self.uop.base.op is not Ops.BUFFER: return False
+    if self.uop in T._shared and any(t is not self and t.uop is self.uop for t in T._live): return False  # see assign
+    self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, self._flat_dest(indices).uop, v.flatten().uop))
+    T._pending_assigns.add(self)
+    return True
   def _scatter_kernel(self: Tensor, v: Tensor, indices) -> Tensor | None:
     """self with v (shaped like self[indices]) written where self[indices] reads, by one scatter kernel
     (codegen/scatter.py): the 1-based flat positions indexed like self say where each value goes (0: out of range, as a
@@ -381,14 +408,20 @@ class IndexOps:
     Costs a copy of self and J loads and stores; it realizes now (as a .realize() would). None where it can't: a
     multi-device tensor, a @function body's input, sizes past 32 bits, a gradient to keep (the one-hot is differentiable)."""
     T, n = type(self), self.numel()
-    if not isinstance(self.device, str) or v.device != self.device or n + 1 > 2**31 - 1 or v.numel() > 2**31 - 1: return None
-    graph = [u for x in (self, v) for u in x.uop.toposort()]
-    if any(u.op is Ops.PARAM for u in graph): return None
-    if dtypes.is_float(self.dtype) and (wants := {t.uop for t in T._live if t.requires_grad}) and any(u in wants for u in graph): return None
-    pos = T.arange(1, n + 1, dtype=dtypes.int32, device=self.device).reshape(self.shape)[indices].flatten() - 1
+    if not self._can_scatter(v): return None
+    # assigns pending in self's or v's graph (t[:2][idx] = v after t += 1) run first, through the tensors holding them, and
+    # the graphs read their buffers: realized only inside this write's graph they would run again later, and a view's
+    # base would no longer be the tensor that holds it (the write back through the view would miss t)
+    inside = {u for x in (self, v) for u in x.uop.toposort() if u.op is Ops.ASSIGN}
+    if inside and (holders := [t for t in T._pending_assigns if t.uop in inside]):
+      old = [t.uop for t in holders]
+      T.realize_all(holders, with_pending_assigns=False)
+      done = dict(zip(old, (t.uop for t in holders)))
+      self.uop, v = self.uop.substitute(done), T(v.uop.substitute(done))
+    pos = self._flat_dest(indices)
     dest = (pos < 0).where(n, pos)  # out of range: the spare place, dropped below (tinygrad ignores such a write)
     out, d, vals = self.flatten().pad(((0, 1),)).contiguous(), dest.contiguous(), v.flatten().contiguous()
-    T.realize_all([out, d, vals])
+    T.realize_all([out, d, vals], with_pending_assigns=False)
     if (ob := out.uop).op is not Ops.BUFFER: raise RuntimeError(f"setitem: the scatter's copy is {ob.op}, not a buffer (please report this)")
     if vals.numel():
       from tinygrad.engine.schedule import ScheduleItem
@@ -403,6 +436,7 @@ class IndexOps:
     view = self[indices]  # checks the indices and gives the target shape
     vt = (v if isinstance(v, type(self)) else type(self).full((), v, self.dtype, self.device))._broadcast_to(view.shape)
     if any(isinstance(i, (type(self), list, tuple)) for i in idx):
+      if self._scatter_in_place(vt, indices): return
       if (out := self._scatter_kernel(vt, indices)) is None: out = self._scatter_items(vt, indices)
     else:
       placed, mask = self._place(vt, indices)

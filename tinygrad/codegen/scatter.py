@@ -6,8 +6,8 @@ place and value.
 The J stores run on one thread, in order: where dest names a place twice the last value stays (numpy's order for
 `a[idx] = v`, tinygrad's for setitem). So the loop is no global loop (those are what the optimizer upcasts and the
 renderer splits over threads or a GPU's threads) but one of the kernel's own, under AFTER(out, store), as a packed panel's
-(codegen/pack.py): linearize opens it, apply_opts finds no global loop to plan. Bounds are the caller's: every dest must
-lie in out (tensor_ops_index._scatter_kernel sends an index out of range to a spare place after the end)."""
+(codegen/pack.py): linearize opens it, apply_opts finds no global loop to plan. A dest outside out writes nothing: the
+store is gated (rendered `if (g) out[d] = v;`) unless d's bounds already keep it inside."""
 from __future__ import annotations
 from tinygrad.dtype import dtypes
 from tinygrad.uop.ops import UOp, Ops, graph_rewrite
@@ -16,13 +16,14 @@ def is_scatter(ast: UOp) -> bool: return len(ast.src) == 1 and ast.src[0].op is 
 
 def lower_scatter(ast: UOp) -> tuple[UOp, list[UOp]]:
   """The scalar SINK of a scatter kernel and its global ranges (none)."""
-  from tinygrad.codegen.lowerer import LowerContext, TRUE, index, pm_lower, pm_simplify
+  from tinygrad.codegen.lowerer import LowerContext, TRUE, index, pm_lower, pm_simplify, _and
   out, dest, vals = ast.src[0].src
   if dest.shape != vals.shape or len(dest.shape) != 1 or dest.dtype != dtypes.int32 or vals.dtype != out.dtype:
     raise ValueError(f"a scatter kernel takes dest and vals of one 1-d shape, dest int32, vals {out.dtype}: got {dest.shape} {dest.dtype}, {vals.shape} {vals.dtype}")
   ctx = LowerContext()
   j = ctx.new_range(dest.shape[0], "pack")
-  store = UOp(Ops.STORE, dtypes.void, (out, index(dest, TRUE, (j,)), index(vals, TRUE, (j,))))
-  sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.AFTER, out.dtype, (out, store)),))
-  sink = graph_rewrite(sink, pm_lower, ctx=ctx, name="lower: scatter index to loops")
+  d, v = (graph_rewrite(index(x, TRUE, (j,)), pm_lower, ctx=ctx, name="lower: scatter index to loops") for x in (dest, vals))
+  # a place outside out is no write (an index out of range: tinygrad drops it); the gate goes where d can't reach there
+  gate = () if d.vmin >= 0 and d.vmax < out.arg[1] else (_and(UOp(Ops.CMPLT, dtypes.bool, (UOp.const(dtypes.int32, -1), d)), UOp(Ops.CMPLT, dtypes.bool, (d, UOp.const(dtypes.int32, out.arg[1])))),)
+  sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.AFTER, out.dtype, (out, UOp(Ops.STORE, dtypes.void, (out, d, v, *gate)))),))
   return graph_rewrite(sink, pm_simplify, name="lower: simplify"), []

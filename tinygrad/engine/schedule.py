@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 from tinygrad.helpers import prod
 from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
+from tinygrad.engine.scatter import scatter_assign
 
 _buffer_num = itertools.count()
 MAX_NESTED_REDUCE = 8  # the largest reduction that may run inside its reader's loop instead of ending a kernel
@@ -131,6 +132,7 @@ pm_kernels = PatternMatcher([
   (UPat(Ops.CONTIGUOUS, name="c", src=(UPat.var("x"),)), _kernel),
   (UPat(Ops.COPY, name="c", src=(UPat.var("x"), UPat(Ops.DEVICE, name="d"))), _copy),
   (UPat(Ops.ASSIGN, name="a", src=(UPat.var("t"), UPat.var("x"))), _assign),
+  (UPat(Ops.ASSIGN, name="a", src=(UPat.var("t"), UPat.var("d"), UPat.var("v"))), scatter_assign),  # t[idx] = v in place
 ])
 
 def _item_deps(items: list[ScheduleItem]) -> tuple[list[set[UOp]], list[set[int]]]:

@@ -155,6 +155,9 @@ string_rewrite = fp8_rewrite(BF16_ALU) + bf16_rewrite + PatternMatcher([  # fp8 
   (UPat(Ops.LOAD, src=(UPat.var("b"), UPat.var("i"), UPat.var("g")), name="x"),
    lambda ctx, x, b, i, g: _vector_load(ctx, x, b, i, g) if x.dtype.count > 1 else
    f"{ctx.tname(x.dtype)} {ctx[x]} = ({ctx[g]}?{ctx[b]}[{ctx[i]}]:{ctx.const(0, x.dtype)});"),
+  # a gated scalar store (a scatter's, codegen/scatter.py): nothing is written where the gate is false
+  (UPat(Ops.STORE, src=(UPat.var("b"), UPat.var("i"), UPat.var("v"), UPat(dtype=dtypes.bool, name="g"))),
+   lambda ctx, b, i, v, g: f"if ({ctx[g]}) {ctx[b]}[{ctx[i]}] = {ctx[v]};" if v.dtype.count == 1 else None),
   (UPat(Ops.STORE, src=(UPat.var("b"), UPat.var("i"), UPat.var("v")), allow_any_len=True),
    lambda ctx, b, i, v: f"__builtin_memcpy({ctx[b]}+{ctx[i]}, &{ctx[v]}, sizeof({ctx[v]}));" if v.dtype.count > 1 else f"{ctx[b]}[{ctx[i]}] = {ctx[v]};"),
   # values: expressions, inlined where used once, else declared

@@ -73,7 +73,8 @@ class PythonDevice:
           idx = vals[u.src[1]]
           if not 0 <= idx < u.src[0].arg[1]: raise IndexError(f"{p.name}: load of index {idx} out of bounds of a buffer of {u.src[0].arg[1]}")
           vals[u] = views[u.src[0]][idx]
-      elif op is Ops.STORE: views[u.src[0]][vals[u.src[1]]] = vals[u.src[2]]
+      elif op is Ops.STORE:
+        if len(u.src) < 4 or vals[u.src[3]]: views[u.src[0]][vals[u.src[1]]] = vals[u.src[2]]  # src[3]: a gate (codegen/scatter.py)
       elif op is Ops.CONST: vals[u] = u.arg  # a narrow float's arg is already rounded to it (UOp.const)
       elif op is Ops.RANGE:
         if u.src[0].arg <= 0: pc = end_of[u] + 1; continue

@@ -1,0 +1,16 @@
+"""Scheduling an in-place scatter: ASSIGN(target, dest, vals), what `t[idx] = v` with tensor indices makes of a realized
+t (tensor_ops_index._scatter_in_place), writes vals[j] at flat place dest[j] of t's buffer, in order, and leaves the
+other places as they are. One kernel, SINK(STORE(t's buffer, dest, vals)) (codegen/scatter.py), so the cost is the
+values written, not the places. Like an assign it overwrites the buffer: every other reader of the old value runs first
+(ScheduleItem.overwrites), and dest or vals that read the target itself are computed into a buffer of their own first
+(numpy takes the right side before it writes)."""
+from __future__ import annotations
+from tinygrad.uop.ops import UOp, Ops
+
+def scatter_assign(ctx: list, a: UOp, t: UOp, d: UOp, v: UOp) -> UOp:
+  from tinygrad.engine.schedule import ScheduleItem, alias_buffer, view_of, _kernel
+  if (target := t.base).op is not Ops.BUFFER: raise RuntimeError(f"scatter target must be a realized tensor, got {target.op}")
+  d, v = (_kernel(ctx, a, x) if target in x.toposort() else x for x in (d, v))
+  new = alias_buffer(target)
+  ctx.append(ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(new, d, v)),)), (new,), target))
+  return view_of(new, a.shape)
