@@ -1,6 +1,7 @@
 """UOp (the one IR), UPat + PatternMatcher (transformations as data) and graph_rewrite."""
 from __future__ import annotations
 import sys, weakref, inspect, math, itertools, time
+from _weakref import _remove_dead_weakref
 from enum import Enum, auto
 from typing import Any, Callable
 from tinygrad.dtype import DType, dtypes, truncate
@@ -70,6 +71,13 @@ def _caller_location(skip_file: str) -> tuple[str, int]:
 
 _ucache: dict[tuple, weakref.ReferenceType] = {}
 
+class _CacheRef(weakref.ref):
+  """The UOp cache's entry: a weak reference that knows its key, so one shared callback drops it when its UOp dies (a
+  kernel's codegen frees ~10^5 UOps at once: a closure per entry cost more to make and to run)."""
+  __slots__ = ("key",)
+
+def _drop(w: _CacheRef) -> None: _remove_dead_weakref(_ucache, w.key)  # only if the entry is still a dead one (C)
+
 class UOpMetaClass(type):
   ucache = _ucache
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
@@ -79,7 +87,8 @@ class UOpMetaClass(type):
     if (wr := _ucache.get(key)) is not None and (ret := wr()) is not None: return ret
     # built here rather than through type.__call__ and __init__: the slots set by their descriptors (hot: every rewrite)
     created = _new(cls); _set_op(created, op); _set_dtype(created, dtype); _set_src(created, src); _set_arg(created, arg)
-    _ucache[key] = weakref.ref(created, lambda w, k=key: _ucache.pop(k) if _ucache.get(k) is w else None)
+    (r := _CacheRef(created, _drop)).key = key
+    _ucache[key] = r
     return created
 
 class UOp(metaclass=UOpMetaClass):
@@ -198,16 +207,23 @@ class UOp(metaclass=UOpMetaClass):
 
   # ----- value bounds, for index arithmetic simplification
   @property
-  def vmin(self): return (getattr(self, "_vminmax", None) or self._minmax())[0]
+  def vmin(self): return self._minmax()[0]
   @property
-  def vmax(self): return (getattr(self, "_vminmax", None) or self._minmax())[1]
+  def vmax(self): return self._minmax()[1]
   def _minmax(self) -> tuple[Any, Any]:
     # asked of every new int node a rewrite visits (symbolic's _fold_by_range): getattr with a default, not a try (a
-    # caught AttributeError costs ~3x), and a node whose sources have theirs computed at once, without _fill's walk
+    # caught AttributeError costs ~3x). Sources first, but only where the bounds are computed from them (an int node, a
+    # RANGE): a float node's are its dtype's (or a constant's value), so a comparison of floats doesn't walk their graph
     if (r := getattr(self, "_vminmax", None)) is None:
-      for s in self.src:
-        if getattr(s, "_vminmax", None) is None: return _fill(self, "_vminmax", _compute_minmax)
-      _set_vminmax(self, r := _compute_minmax(self))
+      stack = [self]
+      while stack:
+        u = stack[-1]
+        if getattr(u, "_vminmax", None) is not None: stack.pop(); continue
+        if (u.op is Ops.RANGE or is_intlike(u.dtype)) and (missing := [s for s in u.src if getattr(s, "_vminmax", None) is None]):
+          stack.extend(missing); continue
+        stack.pop()
+        _set_vminmax(u, _compute_minmax(u))
+      r = self._vminmax
     return r
 
   @property

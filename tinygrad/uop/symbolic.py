@@ -35,8 +35,13 @@ def _terms(x: UOp) -> list[UOp]:
   """The terms of a sum, left to right. Inside a rewrite_memo block each sum's terms are kept (a sum's are its sources'
   joined, one C-level concatenation): the rules ask for them on every int ADD a rewrite visits, and walking a chain of
   n additions at each of them was n^2."""
-  if x.op is not Ops.ADD: return [x]
-  if (memo := rewrite_memo.terms) is None: return _walk_terms(x)
+  return list(_sum_terms(x)[0]) if x.op is Ops.ADD else [x]
+
+def _cmod(t: UOp) -> bool: return t.op is Ops.MOD and t.src[1].op is Ops.CONST
+
+def _sum_terms(x: UOp) -> tuple[tuple[UOp, ...], bool]:
+  """(the terms of sum x, whether one is a MOD by a constant: _recombine's first test)."""
+  if (memo := rewrite_memo.terms) is None: return tuple(ts := _walk_terms(x)), any(_cmod(t) for t in ts)
   if (got := memo.get(x)) is None:
     stack = [x]  # iterative, sums first: index sums can be long
     while stack:
@@ -44,11 +49,13 @@ def _terms(x: UOp) -> list[UOp]:
       if pend := [s for s in u.src if s.op is Ops.ADD and s not in memo]: stack.extend(pend); continue
       stack.pop()
       if u in memo: continue
-      got = ()
-      for s in u.src: got += memo[s] if s.op is Ops.ADD else (s,)
-      memo[u] = got
+      ts, m = (), False
+      for s in u.src:
+        if s.op is Ops.ADD: st, sm = memo[s]; ts += st; m = m or sm
+        else: ts += (s,); m = m or _cmod(s)
+      memo[u] = (ts, m)
     got = memo[x]
-  return list(got)
+  return got
 
 def _walk_terms(x: UOp) -> list[UOp]:
   out, stack = [], [x]
@@ -88,8 +95,8 @@ def _divmod_split(x: UOp, c: UOp, mod: bool) -> UOp | None:
 
 def _recombine(x: UOp) -> UOp | None:
   """(y//c)*c + y%c -> y inside an index sum (what a reshape then flatten leaves behind)."""
-  ts = _terms(x)
-  if len(ts) < 2: return None
+  ts, has_mod = _sum_terms(x)
+  if len(ts) < 2 or not has_mod: return None  # tried on every int ADD a rewrite visits: most have no MOD term
   mods = {(t.src[0], t.src[1].arg): i for i, t in enumerate(ts) if t.op is Ops.MOD and t.src[1].op is Ops.CONST}
   if not mods: return None
   for i, t in enumerate(ts):
