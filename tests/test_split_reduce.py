@@ -138,6 +138,17 @@ def test_many_outputs_are_not_split():
   assert k == 1
   np.testing.assert_allclose(got, xn.astype(np.float64).sum(1), rtol=1e-5, atol=1e-3)
 
+def test_long_row_sums_get_accumulators_and_threads():
+  # not split (4096 outputs), but each row's sum is long and reads its own elements: 4 rows at a time, each its own
+  # vector accumulator, and 64 MiB read: every core
+  xn = rng.standard_normal((4096, 4096), dtype=np.float32)
+  x = Tensor(xn).realize()
+  got, k = kernels(x.sum(1))
+  assert k == 1
+  np.testing.assert_allclose(got, xn.astype(np.float64).sum(1), rtol=1e-4, atol=1e-3)
+  p = next(p for p in realize._programs.values() if p.name == "r_4096_4096" and "acc3 = acc3 +" in p.src)
+  assert p.parallel
+
 def test_sharded_sum():
   xn = rng.standard_normal(4 * T, dtype=np.float32)
   x = Tensor(xn).shard(("CPU:0", "CPU:1"), axis=0)
