@@ -2,7 +2,7 @@
 from __future__ import annotations
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import prod
-from tinygrad.uop.ops import UOp, Ops
+from tinygrad.uop.ops import UOp, Ops, is_intlike
 from tinygrad.uop.symbolic import _terms
 
 def loop_cost(sink: UOp) -> float:
@@ -12,7 +12,8 @@ def loop_cost(sink: UOp) -> float:
   topo = sink.toposort()
   scope: dict[UOp, frozenset[UOp]] = {}  # the ranges each value changes with, as the linearizer places it
   for u in topo:
-    scope[u] = frozenset([u]) if u.op is Ops.RANGE else scope[u.src[0]] - frozenset(u.src[1:]) if u.op is Ops.REDUCE else frozenset().union(*[scope[s] for s in u.src])
+    scope[u] = frozenset([u]) if u.op is Ops.RANGE else scope[u.src[0]] - frozenset(u.src[1:]) if u.op is Ops.REDUCE else \
+      scope[u.src[0]] if len(u.src) == 1 else frozenset().union(*[scope[s] for s in u.src])  # one source: its set as it is
     if u.op is Ops.AFTER: scope[u] = frozenset(r for r in scope[u] if r.arg[1] != "pack")  # a packed array: its loop closes before it
   groups: dict[tuple[UOp, ...], list[UOp]] = {}
   for u in topo:
@@ -23,9 +24,10 @@ def loop_cost(sink: UOp) -> float:
   def w(n: UOp) -> float:
     if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
     if n.op is Ops.VECTORIZE: return len(n.src)
-    return 0.25 if n.dtype in dtypes.ints or n.dtype == dtypes.bool else 1
-  inside = sum(w(n) for n in topo if scope[n] & set(rngs)) + len(reduces)  # + the accumulate of each reduction
-  outside = sum(w(n) for n in topo if not scope[n] & set(rngs) and not any(r.arg[1] == "pack" for r in scope[n]))
+    return 0.25 if is_intlike(n.dtype) else 1
+  rs = set(rngs)  # (made once, not per node: every plan of the search is costed)
+  inside = sum(w(n) for n in topo if not scope[n].isdisjoint(rs)) + len(reduces)  # + the accumulate of each reduction
+  outside = sum(w(n) for n in topo if scope[n].isdisjoint(rs) and not any(r.arg[1] == "pack" for r in scope[n]))
   return (inside * trips + outside + _pack_cost(topo, scope, w)) / (sum(u.dtype.count for u in reduces) * trips)
 
 def _pack_cost(topo: list[UOp], scope: dict[UOp, frozenset[UOp]], w) -> float:
