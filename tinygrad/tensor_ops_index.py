@@ -302,6 +302,9 @@ class IndexOps:
         ok = (t >= 0) & (t < n)
         valid = ok if valid is None else valid & ok
       lin = valid.where(lin, -1)  # type: ignore[union-attr]
+    # an int64 index (numpy's default) is compared as int32, the arange's dtype: against a cast of the arange the
+    # compare-and-sum would not fold into one load (lowerer._onehot_sum); out of range stays out of range, no wrap
+    if lin.dtype != dtypes.int32: lin = ((lin >= 0) & (lin < P)).where(lin, -1).cast(dtypes.int32)
     rest = [d for d in range(x.ndim) if d not in dims]
     rest_shape = tuple(x.shape[d] for d in rest)
     xp = x.permute(dims + rest).reshape((P,) + rest_shape)
