@@ -22,6 +22,7 @@ SMOKE: list[tuple[str, list[str], str]] = [
   ("layout_bench", ["node", "bench/layout_bench.mjs", "200"], "ms"),
   ("function_bench", [PY, "bench/function_bench.py", "--quick"], "x"),
   ("multi_bench", [PY, "bench/multi_bench.py", "--quick"], "x"),
+  ("scatter_bench", [PY, "bench/scatter_bench.py", "--quick"], "numpy"),
   ("first_run_bench", [PY, "bench/first_run_bench.py", "--rounds", "1"], "first/cached"),
 ]
 
