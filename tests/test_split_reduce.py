@@ -149,6 +149,23 @@ def test_long_row_sums_get_accumulators_and_threads():
   p = next(p for p in realize._programs.values() if p.name == "r_4096_4096" and "acc3 = acc3 +" in p.src)
   assert p.parallel
 
+def test_the_split_is_a_rewrite_of_the_schedule_in_the_trace():
+  from tinygrad import tracing
+  from profiler.recorder import Recorder
+  x = Tensor(rng.standard_normal(3 * T, dtype=np.float32)).realize()
+  got: list = []
+  rec = Recorder("viz", sinks=[got.extend])
+  tracing.tracer = rec
+  try:
+    x.sum().realize()
+    (x[:100] * 2).sum().realize()  # a small sum: its schedule has no such rewrite
+  finally:
+    tracing.tracer = None
+    rec.close()
+  ctx_kind = {d["id"]: d["kind"] for d in got if d["type"] == "context_begin"}
+  splits = [d for d in got if d["type"] == "rewrite" and d["name"] == "schedule: split big reductions"]
+  assert len(splits) == 1 and ctx_kind[splits[0]["ctx"]] == "schedule" and splits[0]["matches"]
+
 def test_sharded_sum():
   xn = rng.standard_normal(4 * T, dtype=np.float32)
   x = Tensor(xn).shard(("CPU:0", "CPU:1"), axis=0)
