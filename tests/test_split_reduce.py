@@ -132,6 +132,26 @@ def test_split_reduceop_0_keeps_one_kernel():
   assert k == 1
   np.testing.assert_allclose(got, xn.astype(np.float64).sum(), rtol=1e-5, atol=1e-2)
 
+def test_threshold_and_size_from_the_environment(tmp_path):
+  import os, subprocess, sys
+  script = ("import numpy as np; from tinygrad import Tensor, GlobalCounters\n"
+            "x = Tensor(np.ones(1 << 20, dtype=np.float32)).realize(); GlobalCounters.reset()\n"
+            "s = x.sum().item()\n"
+            "print(GlobalCounters.kernel_count, s == 2.0 ** 20)")  # ones: every partial sum exact
+  def run(**env) -> str:
+    e = dict(os.environ, TINYVIZ_CACHE=str(tmp_path), **env)
+    return subprocess.run([sys.executable, "-c", script], env=e, capture_output=True, text=True, check=True).stdout.split()
+  assert run() == ["1", "True"]  # 1M elements: under the default threshold
+  assert run(REDUCEOP_SPLIT_THRESHOLD="65536") == ["2", "True"]
+  assert run(REDUCEOP_SPLIT_THRESHOLD="65536", SPLIT_REDUCEOP="0") == ["1", "True"]
+
+def test_jitted_big_sum():
+  from tinygrad import TinyJit
+  f = TinyJit(lambda x: (x * 2).sum())
+  for i in range(4):
+    xn = rng.standard_normal(2 * T, dtype=np.float32)
+    np.testing.assert_allclose(f(Tensor(xn)).numpy(), 2 * xn.astype(np.float64).sum(), rtol=1e-5, atol=1e-2)
+
 def test_many_outputs_are_not_split():
   xn = rng.standard_normal((128, 1 << 14), dtype=np.float32)  # 128 outputs: threads and accumulators have work already
   got, k = kernels(Tensor(xn).sum(1))
