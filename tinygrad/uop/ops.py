@@ -87,6 +87,7 @@ class UOpMetaClass(type):
     if (wr := _ucache.get(key)) is not None and (ret := wr()) is not None: return ret
     # built here rather than through type.__call__ and __init__: the slots set by their descriptors (hot: every rewrite)
     created = _new(cls); _set_op(created, op); _set_dtype(created, dtype); _set_src(created, src); _set_arg(created, arg)
+    _set_vminmax(created, None)  # bounds not computed yet (a slot read, where a missing slot raised: _minmax)
     (r := _CacheRef(created, _drop)).key = key
     _ucache[key] = r
     return created
@@ -211,16 +212,15 @@ class UOp(metaclass=UOpMetaClass):
   @property
   def vmax(self): return self._minmax()[1]
   def _minmax(self) -> tuple[Any, Any]:
-    # asked of every new int node a rewrite visits (symbolic's _fold_by_range): getattr with a default, not a try (a
-    # caught AttributeError costs ~3x). Sources first, but only where the bounds are computed from them (an int node, a
+    # asked of every new int node a rewrite visits (symbolic's _fold_by_range): the slot is None until computed (a
+    # missing slot's AttributeError cost more than the read). Sources first, but only where the bounds are computed from them (an int node, a
     # RANGE): a float node's are its dtype's (or a constant's value), so a comparison of floats doesn't walk their graph
-    if (r := getattr(self, "_vminmax", None)) is None:
+    if (r := self._vminmax) is None:
       stack = [self]
       while stack:
         u = stack[-1]
-        if getattr(u, "_vminmax", None) is not None: stack.pop(); continue
-        if (u.op is Ops.RANGE or is_intlike(u.dtype)) and (missing := [s for s in u.src if getattr(s, "_vminmax", None) is None]):
-          stack.extend(missing); continue
+        if u._vminmax is not None: stack.pop(); continue
+        if (u.op is Ops.RANGE or is_intlike(u.dtype)) and (missing := [s for s in u.src if s._vminmax is None]): stack.extend(missing); continue
         stack.pop()
         _set_vminmax(u, _compute_minmax(u))
       r = self._vminmax

@@ -7,6 +7,7 @@ inlined as nested `if`s; a commutative source list becomes one block per order, 
 from __future__ import annotations
 import keyword
 from typing import Any, Callable
+from tinygrad.dtype import DType
 
 def _names(p: Any) -> bool:
   """Whether p or any pattern under it binds a name."""
@@ -25,7 +26,7 @@ def _count(p: Any, srcs: tuple) -> int:
 class _Gen:
   def __init__(self):
     self.lines: list[str] = []
-    self.consts: dict[str, Any] = {"_count": _count}
+    self.consts: dict[str, Any] = {"_count": _count, "_DType": DType}
     self.nvar = 0
   def const(self, v: Any) -> str:
     k = f"_c{len(self.consts)}"; self.consts[k] = v
@@ -51,7 +52,10 @@ class _Gen:
     conds = []
     if check_op and p.op is not None:
       conds.append(f"{v}.op is {self.const(p.op[0])}" if len(p.op) == 1 else f"{v}.op in {self.const(frozenset(p.op))}")
-    if p.dtype is not None: conds.append(f"{v}.dtype in {self.const(p.dtype)}")
+    if p.dtype is not None:  # a DType by its name (what its __eq__ and __hash__ compare: Python calls), anything else as UPat.match
+      names = frozenset(d.name for d in p.dtype) if all(type(d) is DType for d in p.dtype) else None
+      conds.append(f"{v}.dtype in {self.const(p.dtype)}" if names is None else
+                   f"({v}.dtype.name in {self.const(names)} if type({v}.dtype) is _DType else {v}.dtype in {self.const(p.dtype)})")
     if p.arg is not None: conds.append(f"not ({self.const(p.arg)} != {v}.arg)")  # the interpreter's test, operands in its order
     if p.name is not None:
       if p.name in bound: conds.append(f"{v} is {bound[p.name]}")
