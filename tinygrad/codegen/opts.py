@@ -182,7 +182,11 @@ def _pack_gathers(sink: UOp, granges: list[UOp]) -> tuple[UOp, list[UOp]] | None
     if (loads := gathered_loads(sink, rows, rngs)) is None: continue
     if prod(r.src[0].arg for r in rngs) * sum(ld.dtype.count for ld in loads) * 4 > MAX_PACK_BYTES or len({ld.dtype for ld in loads}) != 1: return None
     packed = graph_step(sink, pack_reduce, rngs, loads, _next_range_id(sink), name=f"opt: pack {len(loads)} gathered loads of the reduction")
-    return graph_rewrite(packed, symbolic, name="opt: packed"), [panel] + rows
+    # the panel loop stays where it is when 16 or more row tiles inside it share each packing (beautiful_mnist's 5x5
+    # forward: 80 per image, the batch loop stays outermost, split over the threads); else it goes outermost, packing
+    # once per panel (the digits CNN's 4x4 images: one tile per image, a packing per image cost as much as the tile)
+    inner = prod(r.src[0].arg for r in granges[k + 1:])
+    return graph_rewrite(packed, symbolic, name="opt: packed"), granges if inner >= 16 else [panel] + rows
   return None
 
 def split_range(sink: UOp, r: UOp, expr: UOp) -> UOp:
