@@ -213,3 +213,31 @@ def test_in_place_write_is_one_kernel_over_the_values():
   w = Tensor.ones(1000, requires_grad=True)
   (t * w).sum().backward()
   np.testing.assert_array_equal(w.grad.numpy()[[7, 999, 0]], [3, 2, 0])
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_kernel_matches_torch(reduce, include_self):
+  # scatter_reduce without a gradient: the scatter kernel combining in place (duplicates many: 20 values into 6 rows)
+  rng = np.random.default_rng(5)
+  a, src, idx = rnd(6, 7), rnd(20, 7, seed=6), rng.integers(0, 6, (20, 5))
+  got = Tensor(a).scatter_reduce(0, Tensor(idx), Tensor(src), reduce, include_self=include_self).numpy()
+  ref = torch.tensor(a).scatter_reduce(0, torch.tensor(idx), torch.tensor(src), reduce, include_self=include_self).numpy()
+  np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)
+  ai, si = (a * 10).astype(np.int32), (src * 10).astype(np.int32)
+  got = Tensor(ai).scatter_reduce(1, Tensor(idx[:6]), Tensor(si[:6]), reduce, include_self=include_self).numpy()
+  ref = torch.tensor(ai).scatter_reduce(1, torch.tensor(idx[:6]), torch.tensor(si[:6]), reduce, include_self=include_self).numpy()
+  np.testing.assert_array_equal(got, ref)
+
+def test_scatter_kernel_matches_torch():
+  rng = np.random.default_rng(7)
+  a, src = rnd(300, 4), rnd(500, 4, seed=8)
+  idx = rng.integers(0, 300, (500, 3))  # duplicates: the last (row-major) stays, as torch's CPU loop
+  np.testing.assert_array_equal(Tensor(a).scatter(0, Tensor(idx), Tensor(src)).numpy(),
+                                torch.tensor(a).scatter(0, torch.tensor(idx), torch.tensor(src)).numpy())
+  np.testing.assert_array_equal(Tensor(a).scatter(1, Tensor(idx[:300, :2] % 4), 2.5).numpy(),
+                                torch.tensor(a).scatter(1, torch.tensor(idx[:300, :2] % 4), 2.5).numpy())
+  # big: 100k values into 1M places (a one-hot would be 10^11 compares); np.add.at is the reference for the sum
+  big, bi = np.zeros(1_000_000, np.float32), rng.integers(0, 1_000_000, 100_000)
+  ref = big.copy()
+  np.add.at(ref, bi, 1.0)
+  np.testing.assert_array_equal(Tensor(big).scatter_reduce(0, Tensor(bi), Tensor.ones(100_000), "sum").numpy(), ref)

@@ -110,9 +110,33 @@ class IndexOps:
     return vals.transpose(d, -1), idx.transpose(d, -1)
 
   # ----- scatter: a one-hot of the index along dim; the reduction over source positions picks or combines
-  def _pre_scatter(self: Tensor, dim: int, index: Tensor, src: Any) -> tuple[Tensor, Tensor]:
+  def _scatter_fast(self: Tensor, d: int, index: Tensor, src: Tensor, how: tuple[str | None, bool]) -> Tensor | None:
+    """scatter / scatter_reduce by the scatter kernel (_scatter_copy): each index element's flat place of self (its own
+    coordinates, with index's value along d; -1 out of range, as the one-hot drops it), its src value stored there in
+    row-major order (the last of several stays) or combined with what is there (sum, prod, amax, amin; mean as a sum
+    over a count). Realizes now. None where it can't (_can_scatter: a gradient to keep, ...): the one-hot below."""
+    reduce, include_self = how
+    if not self._can_scatter(src) or index.device != self.device or index.numel() > 2**31 - 1: return None
+    (src, index) = self._settle_pending(src, index)
+    T, dt = type(self), self.dtype
+    flat = index.zeros_like(dtype=dtypes.int32)
+    for a, (n, st) in enumerate(zip(index.shape, strides_for_shape(self.shape))):
+      if a != d and n > 1: flat = flat + T.arange(n, dtype=dtypes.int32, device=self.device).reshape((1,) * a + (n,) + (1,) * (index.ndim - a - 1)) * st
+    ok = (index >= 0) & (index < self.shape[d])
+    dest = ok.where(flat + ok.where(index, 0).cast(dtypes.int32) * strides_for_shape(self.shape)[d], -1).flatten()
+    vals = src.shrink(tuple((0, s) for s in index.shape)).flatten()
+    if reduce is None: return self._scatter_copy(dest, vals)
+    op, ident = {"sum": (Ops.ADD, 0), "mean": (Ops.ADD, 0), "prod": (Ops.MUL, 1), "amax": (Ops.MAX, dtypes.min(dt)), "amin": ("min", dtypes.max(dt))}[reduce]
+    if include_self and reduce != "mean": return self._scatter_copy(dest, vals, op)
+    hits = T.zeros(self.shape, dtype=dtypes.int32, device=self.device)._scatter_copy(dest, T.ones(vals.shape, dtype=dtypes.int32, device=self.device), Ops.ADD)
+    if reduce != "mean": return (hits > 0).where(T.full(self.shape, ident, dt, self.device)._scatter_copy(dest, vals, op), self)
+    total, cnt = (self if include_self else T.zeros(self.shape, dtype=dt, device=self.device))._scatter_copy(dest, vals, Ops.ADD), hits + int(include_self)
+    out = (total / cnt.maximum(1)) if dtypes.is_float(dt) else total // cnt.maximum(1).cast(dt)
+    return (hits > 0).where(out.cast(dt), self)
+  def _pre_scatter(self: Tensor, dim: int, index: Tensor, src: Any, how: tuple[str | None, bool] = (None, True)) -> tuple[Tensor, Tensor]:
     """A mask of shape self.shape + (index.shape[dim],), where mask[..., p, ..., j] says src[..., j, ...] goes to p, and src
-    lined up with it (size 1 at dim, broadcast)."""
+    lined up with it (size 1 at dim, broadcast). Where the scatter kernel can do it instead (_scatter_fast), its
+    result and None."""
     d = normalize_axis(dim, self.ndim)
     if not dtypes.is_int(index.dtype): raise TypeError(f"scatter index must be an integer tensor, got {index.dtype}")
     if isinstance(src, type(self)) and src.dtype != self.dtype:  # as tinygrad and torch: no silent cast of the source
@@ -121,6 +145,7 @@ class IndexOps:
     if not index.ndim == self.ndim == src.ndim: raise ValueError(f"scatter: self {self.shape}, index {index.shape} and src {src.shape} need the same number of dims")
     if any((i != d and s < ix) or sr < ix for i, (s, ix, sr) in enumerate(zip(self.shape, index.shape, src.shape))):
       raise OpArgumentError(f"scatter: index {index.shape} must fit in src {src.shape} and, outside dim {d}, in self {self.shape}")
+    if (fast := self._scatter_fast(d, index, src, how)) is not None: return fast, None  # type: ignore[return-value]
     src = src.shrink(tuple((0, s) for s in index.shape)).unsqueeze(-1).transpose(-1, d)  # dim d has size 1, last is index.shape[d]
     ix = index.unsqueeze(-1).transpose(-1, d)
     mask = ix == type(self).arange(self.shape[d], device=self.device).reshape((self.shape[d],) + (1,) * (self.ndim - d))
@@ -133,6 +158,7 @@ class IndexOps:
       raise TypeError("scatter: reduce= takes a scalar src only (as in tinygrad); for a Tensor src use scatter_reduce")
     if reduce is not None: return self.scatter_reduce(dim, index, src, {"add": "sum", "multiply": "prod"}[reduce])  # type: ignore[arg-type]
     s, mask = self._pre_scatter(dim, index, src)
+    if mask is None: return s
     # when several sources hit one place the last one wins (torch leaves that order undefined)
     j = type(self).arange(mask.shape[-1], device=self.device)
     last = mask.where(j, -1).max(-1, keepdim=True)
@@ -142,7 +168,8 @@ class IndexOps:
     """Combine every src value sent to a position (reduce: 'sum', 'prod', 'mean', 'amax', 'amin'), with self unless
     include_self=False; positions nothing is sent to keep self."""
     if reduce not in ("sum", "prod", "mean", "amax", "amin"): raise OpArgumentError(f"scatter_reduce: reduce must be sum, prod, mean, amax or amin, got {reduce!r}")
-    s, mask = self._pre_scatter(dim, index, src)
+    s, mask = self._pre_scatter(dim, index, src, (reduce, include_self))
+    if mask is None: return s
     hit = mask.any(-1)
     def fill(v): return mask.where(s, type(self).full((), v, self.dtype, self.device))
     if reduce in ("sum", "mean"):
@@ -403,34 +430,38 @@ class IndexOps:
     self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, self._flat_dest(indices).uop, v.flatten().uop))
     T._pending_assigns.add(self)
     return True
-  def _scatter_kernel(self: Tensor, v: Tensor, indices) -> Tensor | None:
-    """self with v (shaped like self[indices]) written where self[indices] reads, by one scatter kernel
-    (codegen/scatter.py): the 1-based flat positions indexed like self say where each value goes (0: out of range, as a
-    tensor read there gives 0), a copy of self with a spare place after its end takes those out of range, and
-    out[dest[j]] = v[j] runs for each j in order, so of two values for one place the last stays (numpy, tinygrad).
-    Costs a copy of self and J loads and stores; it realizes now (as a .realize() would). None where it can't: a
-    multi-device tensor, a @function body's input, sizes past 32 bits, a gradient to keep (the one-hot is differentiable)."""
+  def _settle_pending(self: Tensor, *vs: Tensor) -> tuple[Tensor, ...]:
+    """Assigns pending in self's or vs' graphs (t[:2][idx] = v after t += 1) run now, through the tensors holding them,
+    and the graphs read their buffers: realized only inside an eager scatter's graph they would run again later, and a
+    view's base would no longer be the tensor that holds it (the write back through the view would miss t)."""
+    T = type(self)
+    inside = {u for x in (self, *vs) for u in x.uop.toposort() if u.op is Ops.ASSIGN}
+    if not inside or not (holders := [t for t in T._pending_assigns if t.uop in inside]): return vs
+    old = [t.uop for t in holders]
+    T.realize_all(holders, with_pending_assigns=False)
+    done = dict(zip(old, (t.uop for t in holders)))
+    self.uop = self.uop.substitute(done)
+    return tuple(T(v.uop.substitute(done)) for v in vs)
+  def _scatter_copy(self: Tensor, dest: Tensor, vals: Tensor, combine: Any = None) -> Tensor:
+    """A copy of self (with a spare place after its end: a fresh buffer) and, by one scatter kernel (codegen/scatter.py),
+    vals[j] stored at flat place dest[j] (-1: nowhere) for each j in order, or combined with what is there (combine:
+    Ops.ADD, Ops.MUL, Ops.MAX or "min"). Realizes now (as a .realize() would): a copy of self and J loads and stores."""
     T, n = type(self), self.numel()
-    if not self._can_scatter(v): return None
-    # assigns pending in self's or v's graph (t[:2][idx] = v after t += 1) run first, through the tensors holding them, and
-    # the graphs read their buffers: realized only inside this write's graph they would run again later, and a view's
-    # base would no longer be the tensor that holds it (the write back through the view would miss t)
-    inside = {u for x in (self, v) for u in x.uop.toposort() if u.op is Ops.ASSIGN}
-    if inside and (holders := [t for t in T._pending_assigns if t.uop in inside]):
-      old = [t.uop for t in holders]
-      T.realize_all(holders, with_pending_assigns=False)
-      done = dict(zip(old, (t.uop for t in holders)))
-      self.uop, v = self.uop.substitute(done), T(v.uop.substitute(done))
-    pos = self._flat_dest(indices)
-    dest = (pos < 0).where(n, pos)  # out of range: the spare place, dropped below (tinygrad ignores such a write)
-    out, d, vals = self.flatten().pad(((0, 1),)).contiguous(), dest.contiguous(), v.flatten().contiguous()
+    out, d, vals = self.flatten().pad(((0, 1),)).contiguous(), dest.cast(dtypes.int32).contiguous(), vals.flatten().contiguous()
     T.realize_all([out, d, vals], with_pending_assigns=False)
-    if (ob := out.uop).op is not Ops.BUFFER: raise RuntimeError(f"setitem: the scatter's copy is {ob.op}, not a buffer (please report this)")
+    if (ob := out.uop).op is not Ops.BUFFER: raise RuntimeError(f"scatter: the copy is {ob.op}, not a buffer (please report this)")
     if vals.numel():
       from tinygrad.engine.schedule import ScheduleItem
       from tinygrad.engine.realize import run_schedule
-      run_schedule([ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(ob, d.uop, vals.uop)),)), (ob,))])
+      run_schedule([ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(ob, d.uop, vals.uop), arg=combine),)), (ob,))])
     return out.shrink(((0, n),)).reshape(self.shape)
+  def _scatter_kernel(self: Tensor, v: Tensor, indices) -> Tensor | None:
+    """self with v (shaped like self[indices]) written where self[indices] reads (_scatter_copy): of two values for one
+    place the last stays (numpy, tinygrad); an index out of range writes nothing. None where it can't: a multi-device
+    tensor, a @function body's input, sizes past 32 bits, a gradient to keep (the one-hot is differentiable)."""
+    if not self._can_scatter(v): return None
+    (v,) = self._settle_pending(v)
+    return self._scatter_copy(self._flat_dest(indices), v)
   def __setitem__(self: Tensor, indices, v) -> None:
     """t[idx] = v with int, slice, None, ... and tensor/list indices: in place (an assign) on a realized tensor, as in
     tinygrad. With tensor indices a place named twice gets the last value written there."""

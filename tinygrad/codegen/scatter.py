@@ -3,6 +3,7 @@ SINK(STORE(out, dest, vals)): a STORE with the index as its own source, dest and
 where an ordinary kernel's STORE has (out, value) and stores each element where it computed it. The store's index is a
 loaded value, as a gather's load index is (lowerer._onehot_sum), so the cost is J loads and J stores, not a compare per
 place and value.
+With the STORE's arg an op (Ops.ADD, Ops.MUL, Ops.MAX or "min": scatter_reduce), out[dest[j]] = op(out[dest[j]], vals[j]).
 The J stores run on one thread, in order: where dest names a place twice the last value stays (numpy's order for
 `a[idx] = v`, tinygrad's for setitem). So the loop is no global loop (those are what the optimizer upcasts and the
 renderer splits over threads or a GPU's threads) but one of the kernel's own, under AFTER(out, store), as a packed panel's
@@ -25,5 +26,8 @@ def lower_scatter(ast: UOp) -> tuple[UOp, list[UOp]]:
   d, v = (graph_rewrite(index(x, TRUE, (j,)), pm_lower, ctx=ctx, name="lower: scatter index to loops") for x in (dest, vals))
   # a place outside out is no write (an index out of range: tinygrad drops it); the gate goes where d can't reach there
   gate = () if d.vmin >= 0 and d.vmax < out.arg[1] else (_and(UOp(Ops.CMPLT, dtypes.bool, (UOp.const(dtypes.int32, -1), d)), UOp(Ops.CMPLT, dtypes.bool, (d, UOp.const(dtypes.int32, out.arg[1])))),)
+  if (op := ast.src[0].arg) is not None:  # combined with what is there (scatter_reduce): read just before the store
+    old = UOp(Ops.LOAD, out.dtype, (out, d, *gate))
+    v = UOp(Ops.WHERE, out.dtype, (UOp(Ops.CMPLT, dtypes.bool, (v, old)), v, old)) if op == "min" else UOp(op, out.dtype, (old, v))
   sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.AFTER, out.dtype, (out, UOp(Ops.STORE, dtypes.void, (out, d, v, *gate)))),))
   return graph_rewrite(sink, pm_simplify, name="lower: simplify"), []
