@@ -25,9 +25,9 @@ def loop_cost(sink: UOp) -> float:
     if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
     if n.op is Ops.VECTORIZE: return len(n.src)
     return 0.25 if is_intlike(n.dtype) else 1
-  rs = set(rngs)  # (made once, not per node: every plan of the search is costed)
+  rs, packs = set(rngs), {u for u in topo if u.op is Ops.RANGE and u.arg[1] == "pack"}  # made once, not per node (every plan is costed)
   inside = sum(w(n) for n in topo if not scope[n].isdisjoint(rs)) + len(reduces)  # + the accumulate of each reduction
-  outside = sum(w(n) for n in topo if scope[n].isdisjoint(rs) and not any(r.arg[1] == "pack" for r in scope[n]))
+  outside = sum(w(n) for n in topo if scope[n].isdisjoint(rs) and scope[n].isdisjoint(packs))
   return (inside * trips + outside + _pack_cost(topo, scope, w)) / (sum(u.dtype.count for u in reduces) * trips)
 
 def _pack_cost(topo: list[UOp], scope: dict[UOp, frozenset[UOp]], w) -> float:
@@ -35,8 +35,9 @@ def _pack_cost(topo: list[UOp], scope: dict[UOp, frozenset[UOp]], w) -> float:
   loops it sits in, shared by the tiles of the global loops it doesn't (the linearizer places it right inside the
   loops it depends on). Counted once, as other code outside the reduction is, a gather packed per panel looked free:
   a Linear layer's 128 x 10 output with its inputs packed per 16 rows (r_128_10_256) picked that and ran 1.8x slower."""
-  glob = [u for u in topo if u.op is Ops.RANGE and u.arg[1] == "global"]
   total = 0.0
+  if not any(u.op is Ops.RANGE and u.arg[1] == "pack" for u in topo): return total  # no packing loop (most plans)
+  glob = [u for u in topo if u.op is Ops.RANGE and u.arg[1] == "global"]
   for n in topo:
     if n.op is Ops.AFTER or not (packs := [r for r in scope[n] if r.arg[1] == "pack"]): continue
     total += w(n) * prod(r.src[0].arg for r in packs) / prod(r.src[0].arg for r in glob if r not in scope[n])

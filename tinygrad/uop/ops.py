@@ -497,10 +497,33 @@ class rewrite_memo:
     if rewrite_memo.memo is None: rewrite_memo.memo, rewrite_memo.topo, rewrite_memo.terms = {}, {}, {}
   def __exit__(self, *exc): rewrite_memo.memo, rewrite_memo.topo, rewrite_memo.terms = self.prev
 
+def _rules_of(pm: PatternMatcher) -> frozenset[tuple[int, int]]:
+  if (r := pm.__dict__.get("_rule_ids")) is None: r = pm._rule_ids = frozenset((id(p), id(fn)) for p, fn in pm.patterns)
+  return r
+
+def _superset_memos(pm: PatternMatcher, memo: dict) -> list[dict[UOp, UOp]]:
+  """The memos (in this rewrite_memo block) of the other tables that hold every rule of pm. A node one of them left
+  as it is (its replacement is itself) is a fixed point of that table: no rule of it rewrites the node or any node under
+  it, so none of pm's does either (the lowered kernel, simplified with the lowerer's table, is then not simplified
+  again node by node by the copies' and the vectors' smaller tables)."""
+  key = ("supersets", id(pm))
+  if (got := memo.get(key)) is not None and got[0] == len(memo): return got[1]
+  mine = _rules_of(pm)
+  sups = [v[1] for k, v in memo.items() if type(k[0]) is int and not k[1] and v[0] is not pm and mine <= _rules_of(v[0])]
+  memo[key] = (len(memo) + (key not in memo), sups)
+  return sups
+
+def _fixed_in(n: UOp, sups: list[dict[UOp, UOp]]) -> bool:
+  for r in sups:
+    if r.get(n) is n: return True
+  return False
+
 def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) -> UOp:
   replace: dict[UOp, UOp] = {}
+  sups: list[dict[UOp, UOp]] = []
   if (memo := rewrite_memo.memo) is not None and trace is None and ctx is None:
     replace = memo.setdefault((id(pm), bottom_up), (pm, replace))[1]  # pm kept alive with it: its id is not reused
+    if not bottom_up: sups = _superset_memos(pm, memo)
   fns = pm._fns  # op -> compiled rules, looked up here rather than through rewrite_pat: this loop is the hot one
   def traced(f, n: UOp) -> tuple[UOp, UPat] | None:  # each match with the time its rewrite took (the match panel shows it)
     st = time.perf_counter_ns()
@@ -514,6 +537,7 @@ def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) ->
     if stage == 2: replace[n] = replace[extra]; continue
     if n in replace: continue
     if stage == 0:
+      if sups and _fixed_in(n, sups): replace[n] = n; continue
       if bottom_up and (f := fns[n.op]) is not None and (r := f(n, ctx) if trace is None else traced(f, n)) is not None:
         push((n, 2, r[0])); push((r[0], 0, None)); continue
       waits = False
