@@ -513,11 +513,6 @@ def _superset_memos(pm: PatternMatcher, memo: dict) -> list[dict[UOp, UOp]]:
   memo[key] = (len(memo) + (key not in memo), sups)
   return sups
 
-def _fixed_in(n: UOp, sups: list[dict[UOp, UOp]]) -> bool:
-  for r in sups:
-    if r.get(n) is n: return True
-  return False
-
 def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) -> UOp:
   replace: dict[UOp, UOp] = {}
   sups: list[dict[UOp, UOp]] = []
@@ -537,7 +532,11 @@ def _rewrite(sink: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, trace) ->
     if stage == 2: replace[n] = replace[extra]; continue
     if n in replace: continue
     if stage == 0:
-      if sups and _fixed_in(n, sups): replace[n] = n; continue
+      if sups:  # (inline: this loop is the hot one)
+        for sr in sups:
+          if sr.get(n) is n: break
+        else: sr = None
+        if sr is not None: replace[n] = n; continue
       if bottom_up and (f := fns[n.op]) is not None and (r := f(n, ctx) if trace is None else traced(f, n)) is not None:
         push((n, 2, r[0])); push((r[0], 0, None)); continue
       waits = False
