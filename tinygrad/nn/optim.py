@@ -4,19 +4,16 @@ from __future__ import annotations
 from tinygrad.tensor import Tensor
 from tinygrad.helpers import dedup
 from tinygrad.dtype import dtypes, least_upper_dtype
+from tinygrad.engine.realize import run_schedule
+from tinygrad import tracing
 
 def _like(x: Tensor, p: Tensor) -> Tensor:
   """x on p's device(s): optimizer state may live elsewhere (moved to the CPU to save device memory, as tinygrad allows)."""
   if x.device == p.device: return x
   return x.shard_like(p) if isinstance(p.device, tuple) else x.to(p.device)
 
-def _filled(shape: tuple[int, ...], value: float, device) -> Tensor:
-  """A float32 state tensor in a buffer of its own, to be realized with the parameters (buffer=True: two of one shape
-  realized together are two buffers, not one hash-consed constant). On several devices, realized now, as before (an
-  assign into a multi-device buffer is not supported)."""
-  if isinstance(device, tuple): return Tensor.full(shape, value, dtypes.float32, device, requires_grad=False).contiguous().realize()
-  return Tensor.full(shape, value, dtypes.float32, device, buffer=True, requires_grad=False)
-def _zeros_like(p: Tensor) -> Tensor: return _filled(p.shape, 0.0, p.device)
+def _zeros_like(p: Tensor) -> Tensor:
+  return Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous()
 
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
@@ -29,15 +26,25 @@ class Optimizer:
     self.buffers = dedup([p for p in params if not p.requires_grad])
     # the learning rate and the optimizer's state are kept in at least float32 (tinygrad: a half model's update would overflow)
     self.device = self.params[0].device  # where lr lives (tinygrad's optimizer.device: lr schedulers make their counters there)
-    self.lr = Tensor([lr], requires_grad=False, device=self.device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous()
     # initial values computed now, once: a still-lazy random init would otherwise be fused into (and recomputed by)
     # every kernel of the first step that reads the weight, and compiled for that one step (a small GPT's first run:
-    # 26 s -> 14.5 s, a third fewer kernels to optimize and compile). One schedule with the optimizer's state: its
-    # kernels compile together, not each in a schedule (and a compiler call) of its own
-    Tensor.realize_all(self.params + self.buffers + [self.lr] + self._new_state())
-  def _new_state(self) -> list[Tensor]:
-    """The optimizer's state tensors (set on self), unrealized: Optimizer.__init__ realizes them with the parameters."""
-    return []
+    # 26 s -> 14.5 s, a third fewer kernels to optimize and compile). The optimizer's state with them: each state
+    # tensor is scheduled as it is made, as before (the same buffers and kernels), but all of them run as one
+    # schedule, so their kernels compile together rather than each waiting for a compiler of its own. Traced, each
+    # schedule runs at once, as the trace has always shown them
+    self._run = tracing.tracer is not None
+    self._items = Tensor.realize_all(self.params + self.buffers, run=self._run)
+    self.lr = self._keep(Tensor([lr], requires_grad=False, device=self.device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous())
+    self._new_state()
+    if not self._run: run_schedule(self._items)
+    del self._items, self._run
+  def _keep(self, t: Tensor) -> Tensor:
+    """t scheduled now, run with the parameters' schedule: a state tensor must be scheduled before the next is made
+    (two contiguous zeros of one shape are one UOp: made together, they would be computed into one buffer)."""
+    self._items += Tensor.realize_all([t], run=self._run)
+    return t
+  def _new_state(self) -> None:
+    """Make the optimizer's state tensors (attributes of self), each through _keep."""
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
   def step(self) -> None: Tensor.realize_all(self.schedule_step())
@@ -74,9 +81,7 @@ class LARS(Optimizer):
     self.momentum, self.wd, self.nesterov, self.classic, self.tcoef = momentum, weight_decay, nesterov, classic, tcoef
     self.ns_steps, self.ns_coefficients, self.pre_wd = ns_steps, ns_coefficients, pre_wd
     super().__init__(params, lr)
-  def _new_state(self) -> list[Tensor]:
-    self.b = [_zeros_like(p) for p in self.params] if self.momentum else []
-    return self.b
+  def _new_state(self) -> None: self.b = [self._keep(_zeros_like(p)) for p in self.params] if self.momentum else []
   def _step(self) -> list[Tensor]:
     for i, p in enumerate(self.params):
       g = p.grad.detach()  # type: ignore[union-attr]
@@ -119,12 +124,11 @@ class LAMB(Optimizer):
       if not 0 <= b < 1: raise ValueError(f"invalid {name} {b}: it must be in [0, 1)")
     self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
     super().__init__(params, lr)
-  def _new_state(self) -> list[Tensor]:
+  def _new_state(self) -> None:
     dev = self.params[0].device
-    self.b1_t, self.b2_t = (_filled((1,), 1.0, dev) for _ in range(2))
-    self.m = [_zeros_like(p) for p in self.params]
-    self.v = [_zeros_like(p) for p in self.params]
-    return [self.b1_t, self.b2_t] + self.m + self.v
+    self.b1_t, self.b2_t = (self._keep(Tensor.ones(1, device=dev, dtype=dtypes.float32, requires_grad=False).contiguous()) for _ in range(2))
+    self.m = [self._keep(_zeros_like(p)) for p in self.params]
+    self.v = [self._keep(_zeros_like(p)) for p in self.params]
   def _step(self) -> list[Tensor]:
     self.b1_t.assign(self.b1_t * self.b1)
     self.b2_t.assign(self.b2_t * self.b2)
