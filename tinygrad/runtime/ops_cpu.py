@@ -87,8 +87,14 @@ def _lib_path(cc: str, src: str) -> pathlib.Path:
 # naming it. Which kernels share a library depends on how fast the compilers kept up with the codegen, so a later
 # process, whose kernels come in other groups, finds each kernel's library through this index.
 def _index_path(src: str) -> pathlib.Path:
-  key = f"{find_compiler()} {' '.join(CFLAGS)}\0{PRELUDE}\0{src}"
-  return CACHE_DIR / "kernels" / hashlib.sha256(key.encode()).hexdigest()[:32]
+  h = hashlib.sha256(_index_prefix(os.environ.get("CC"), tuple(CFLAGS)))
+  h.update(src.encode())
+  return CACHE_DIR / "kernels" / h.hexdigest()[:32]
+
+@functools.cache
+def _index_prefix(cc_env: str | None, flags: tuple[str, ...]) -> bytes:
+  # find_compiler() once per CC: it searches PATH (shutil.which), and this is asked for every new kernel
+  return f"{find_compiler()} {' '.join(flags)}\0{PRELUDE}\0".encode()
 
 def find_library(src: str) -> pathlib.Path | None:
   """The library on disk an earlier build put this kernel in, or None."""
