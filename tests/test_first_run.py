@@ -181,7 +181,7 @@ def test_a_second_process_finds_kernels_grouped_otherwise(tmp_path):
   assert second["src"] == first["src"]
   assert {p: p.stat().st_mtime_ns for p in (tmp_path / "cpu").glob("*.so")} == libs
 
-def test_an_index_whose_libraries_are_gone_builds_them_again(tmp_path):
+def test_an_index_whose_libraries_are_gone_builds_them_again(tmp_path, monkeypatch):
   """The kernel index names libraries; where one was deleted (or the entry is garbage) the kernel is built again and
   runs right (SCRIPT checks its results against numpy)."""
   run_grouped(tmp_path, 1, 1)
@@ -190,3 +190,8 @@ def test_an_index_whose_libraries_are_gone_builds_them_again(tmp_path):
   entries[0].write_text("../../elsewhere.so")
   again = run_grouped(tmp_path, 10 ** 9, 10 ** 9)
   assert sum(again["builds"]) >= 3 and list((tmp_path / "cpu").glob("*.so"))
+  # every entry naming a library that holds none of these kernels: each kernel is built again
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path / "cpu")
+  other = ops_cpu.compile_c("void unrelated(float* restrict data0) { data0[0] = 1.0f; }")
+  for e in (tmp_path / "cpu" / "kernels").iterdir(): e.write_text(other.name)
+  run_grouped(tmp_path, 10 ** 9, 10 ** 9)
