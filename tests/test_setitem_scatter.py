@@ -241,3 +241,32 @@ def test_scatter_kernel_matches_torch():
   ref = big.copy()
   np.add.at(ref, bi, 1.0)
   np.testing.assert_array_equal(Tensor(big).scatter_reduce(0, Tensor(bi), Tensor.ones(100_000), "sum").numpy(), ref)
+
+def test_views_take_the_write_in_place():
+  # views by transposes, slices, flips, reshapes and detach() write the tensor underneath (numpy's views do), one
+  # scatter kernel into its buffer; a lazy reader of the old value keeps it
+  t, r = Tensor.zeros(4, 5).contiguous().realize(), np.zeros((4, 5), np.float32)
+  t.T[Tensor([1, 3])] = Tensor(np.arange(8, dtype=np.float32).reshape(2, 4)); r.T[[1, 3]] = np.arange(8).reshape(2, 4)
+  t[1][Tensor([0, 4, 0])] = Tensor([7., 8., 9.]); r[1][[0, 4, 0]] = [7, 8, 9]
+  t[::-1, 1:4][Tensor([0])] = -1.; r[::-1, 1:4][[0]] = -1
+  t.reshape(20)[Tensor([19, 0])] = 5.; r.reshape(20)[[19, 0]] = 5
+  t.detach()[Tensor([2])] = 3.; r[[2]] = 3
+  np.testing.assert_array_equal(t.numpy(), r)
+  a = t.T
+  a[Tensor([0])] = 42.; r.T[[0]] = 42
+  np.testing.assert_array_equal(a.numpy(), r.T)
+  np.testing.assert_array_equal(t.numpy(), r)
+  b = t + 0
+  old = r.copy()
+  t[1:3][Tensor([0])] = 11.; r[1:3][[0]] = 11
+  np.testing.assert_array_equal(b.numpy(), old)
+  np.testing.assert_array_equal(t.numpy(), r)
+
+def test_through_a_reshape_after_a_pending_assign():
+  # t += 1 is pending when t.reshape(20) is written: it runs once, then the write (the one-hot path lost this write)
+  t = Tensor.zeros(4, 5).contiguous().realize()
+  t += 1
+  t.reshape(20)[Tensor([19, 0])] = 5.
+  ref = np.ones(20, np.float32)
+  ref[[19, 0]] = 5
+  np.testing.assert_array_equal(t.numpy().ravel(), ref)

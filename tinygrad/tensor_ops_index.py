@@ -417,18 +417,41 @@ class IndexOps:
     return type(self).arange(1, n + 1, dtype=dtypes.int32, device=self.device).reshape(self.shape)[indices].flatten() - 1
   def _scatter_in_place(self: Tensor, v: Tensor, indices) -> bool:
     """t[indices] = v as ASSIGN(t, dest, v): a pending in-place write, scheduled as one scatter kernel into t's buffer
-    (engine/scatter.py) that costs the values written, no copy of t. Only for t itself a realized buffer (a pending
-    assign of t runs first, as assign does); False (nothing done) otherwise: views and the rest take _scatter_kernel."""
+    (engine/scatter.py) that costs the values written, no copy of t. For t a realized buffer (a pending assign of t runs
+    first, as assign does) or a view of one by reshapes, slices, transposes and flips (`t.T[idx] = v`, `t[1][idx] = v`):
+    then dest is the places of the buffer the view's elements are (the same view of the buffer's arange), the tensor
+    holding the buffer takes the write and the view is rebuilt on it. False (nothing done) otherwise: _scatter_kernel."""
     from tinygrad.engine.schedule import is_contiguous_view
     T = type(self)
     if not self._can_scatter(v): return False
-    if (pending := self.uop).op is Ops.ASSIGN and len(pending.src) in (2, 3) and is_contiguous_view(pending.src[0]):
-      T.realize_all([self], with_pending_assigns=False, share=False)
-      v = T(v.uop.substitute({pending: self.uop}))  # v read the write just done; left in v's graph it would run again
-    if not is_contiguous_view(self.uop) or self.uop.base.op is not Ops.BUFFER: return False
-    if self.uop in T._shared and any(t is not self and t.uop is self.uop for t in T._live): return False  # see assign
-    self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, self._flat_dest(indices).uop, v.flatten().uop))
-    T._pending_assigns.add(self)
+    # the tensor that holds what self views (t of t.T, t[1], t.reshape(20)): the first node down the view's chain another
+    # live tensor holds; none: self itself takes the write
+    held: dict[UOp, Tensor] = {}
+    for t in T._live:
+      if t is not self: held.setdefault(t.uop, t)
+    chain, u, holder = [], self.uop, held.get(self.uop)
+    while holder is None and u.op in _PLACE_VIEWS + (Ops.DETACH,):
+      chain.append(u); u = u.src[0]
+      holder = held.get(u)
+    if holder is None and is_contiguous_view(u):  # t.reshape(20) may be t's buffer itself: the tensor of another view of it
+      holder = next((t for t in held.values() if is_contiguous_view(t.uop) and t.uop.base is u.base), None)
+    if holder is None: chain, u, holder = [], self.uop, self
+    if u.op is Ops.ASSIGN and u is holder.uop and len(u.src) in (2, 3) and is_contiguous_view(u.src[0]):  # a write pending: it runs first, as in assign
+      T.realize_all([holder], with_pending_assigns=False, share=False)
+      v, u = T(v.uop.substitute({u: holder.uop})), holder.uop  # v read the write just done; left in v's graph it would run again
+    if not is_contiguous_view(u) or u.base.op is not Ops.BUFFER: return False
+    if holder.uop in T._shared and any(t is not holder and t.uop is holder.uop for t in T._live): return False  # see assign
+    if chain:  # the places of u that self's elements are
+      pos = T.arange(1, prod(u.shape) + 1, dtype=dtypes.int32, device=self.device).reshape(u.shape).uop
+      for m in reversed(chain): pos = UOp(m.op, dtypes.int32, (pos,), m.arg)
+      dest = T(pos)[indices].flatten() - 1
+    else: dest = self._flat_dest(indices)
+    holder.uop = UOp(Ops.ASSIGN, self.dtype, (holder.uop, dest.uop, v.flatten().uop))
+    T._pending_assigns.add(holder)
+    if holder is not self:  # the view, rebuilt on the write
+      cur = holder.uop if holder.uop.shape == u.shape else UOp(Ops.RESHAPE, self.dtype, (holder.uop,), u.shape)
+      for m in reversed(chain): cur = m.replace(src=(cur,))
+      self.uop = cur
     return True
   def _settle_pending(self: Tensor, *vs: Tensor) -> tuple[Tensor, ...]:
     """Assigns pending in self's or vs' graphs (t[:2][idx] = v after t += 1) run now, through the tensors holding them,
