@@ -25,7 +25,8 @@ def lower_scatter(ast: UOp) -> tuple[UOp, list[UOp]]:
   j = ctx.new_range(dest.shape[0], "pack")
   d, v = (graph_rewrite(index(x, TRUE, (j,)), pm_lower, ctx=ctx, name="lower: scatter index to loops") for x in (dest, vals))
   # a place outside out is no write (an index out of range: tinygrad drops it); the gate goes where d can't reach there
-  gate = () if d.vmin >= 0 and d.vmax < out.arg[1] else (_and(UOp(Ops.CMPLT, dtypes.bool, (UOp.const(dtypes.int32, -1), d)), UOp(Ops.CMPLT, dtypes.bool, (d, UOp.const(dtypes.int32, out.arg[1])))),)
+  inside = _and(UOp(Ops.CMPLT, dtypes.bool, (UOp.const(dtypes.int32, -1), d)), UOp(Ops.CMPLT, dtypes.bool, (d, UOp.const(dtypes.int32, out.arg[1]))))
+  gate = () if d.vmin >= 0 and d.vmax < out.arg[1] else (inside,)
   if (op := ast.src[0].arg) is not None:  # combined with what is there (scatter_reduce): read just before the store
     old = UOp(Ops.LOAD, out.dtype, (out, d, *gate))
     v = UOp(Ops.WHERE, out.dtype, (UOp(Ops.CMPLT, dtypes.bool, (v, old)), v, old)) if op == "min" else UOp(op, out.dtype, (old, v))
