@@ -476,11 +476,18 @@ class PatternMatcher:
   def rewrite_pat(self, u: UOp, ctx: Any = None) -> tuple[UOp, UPat] | None:
     return None if (f := self._fns[u.op]) is None else f(u, ctx)
 
+# compiled rules by (op, the rules in order): tables made with + share most ops' rules (symbolic's ADD rules are the
+# whole ADD table of the lowerer's, the copies' and the vectors' tables), so each such list is compiled once. The
+# function holds its patterns and fns, so their ids in the key are not reused
+_compiled_rules: dict[tuple, Callable] = {}
+
 class _Compiled(dict):
   def __init__(self, pm: PatternMatcher): super().__init__(); self.pm = pm
   def __missing__(self, op: Ops):
-    rules = self.pm.pdict.get(op)
-    f = self[op] = compile_rules(rules, name=f"rules_{op.name}") if rules else None
+    if not (rules := self.pm.pdict.get(op)): f = self[op] = None; return f
+    if (f := _compiled_rules.get(key := (op, tuple((id(p), id(fn), hc) for p, fn, hc in rules)))) is None:
+      f = _compiled_rules[key] = compile_rules(rules, name=f"rules_{op.name}")
+    self[op] = f
     return f
 
 # ---------------------------------------------------------------- graph_rewrite
