@@ -147,6 +147,9 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   _live: _WeakTensors  # every Tensor alive (backward finds the ones that require grad here)
   _pending_assigns: _WeakTensors  # assigns not yet realized: they run with the next realize, as in tinygrad
   _shared: weakref.WeakSet[UOp]  # buffers that several live tensors took at one realize (an assign copies first)
+  # assigns already run -> the buffer each became: a graph built on a pending assign (`t += 1; y = t * 2`) still holds
+  # the ASSIGN after t realized, and must read t's buffer, not run the write again (tinygrad's becomes_map does this)
+  _done_assigns: weakref.WeakKeyDictionary[UOp, tuple[UOp, weakref.ref]]  # (the buffer, the tensor that took it)
   _contiguous: _WeakTensors  # contiguous() results not yet realized (see _contiguous_in)
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
@@ -238,6 +241,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     pending = [t for t in Tensor._pending_assigns if t.uop.op is Ops.ASSIGN] if with_pending_assigns else []
     if with_pending_assigns: Tensor._pending_assigns.clear()
     if (cont := Tensor._contiguous_in([*tensors, *pending])): tensors = [*tensors, *cont]
+    if Tensor._done_assigns: Tensor._read_done_assigns([*tensors, *pending])
     targets = list(dict.fromkeys(t.uop for t in [*tensors, *pending]))
     if share:  # another live tensor can hold a target only if something besides these tensors refers to it (a cheap test
       holders: dict[int, set[int]] = {}  # that spares the walk over every live tensor below, nearly always)
@@ -268,11 +272,21 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     took: dict[UOp, int] = {}
     for t in (Tensor._live if share else [*tensors, *pending]):
       if (nu := becomes.get(t.uop)) is not None:
+        if t.uop.op is Ops.ASSIGN: Tensor._done_assigns[t.uop] = (nu, weakref.ref(t))
         t._lazy, t.uop = t.uop, nu
         took[nu] = took.get(nu, 0) + 1
     for nu, n in took.items():
       if n > 1: Tensor._shared.add(nu)
     return items
+  @staticmethod
+  def _read_done_assigns(ts: list[Tensor]) -> None:
+    """Each tensor's graph with the assigns already run standing for their buffers. Only a done assign something
+    refers to (a graph's node) can be in a graph: the references counted are the loop's three (the item, u, the
+    call's) and the old graph its tensor keeps (_lazy), so nearly every realize walks no graph."""
+    held = {u: b for u, (b, h) in list(Tensor._done_assigns.items()) if sys.getrefcount(u) > 3 + ((o := h()) is not None and o._lazy is u)}
+    if not held or not any(u in held for u in UOp(Ops.SINK, dtypes.void, tuple(t.uop for t in ts)).toposort()): return
+    for t in ts:
+      if (hit := {u: held[u] for u in t.uop.toposort() if u in held}): t.uop = t.uop.substitute(hit)
   def linear_with_vars(self, *lst: Tensor) -> tuple[UOp, dict[str, int]]:
     """The schedule realizing these tensors as tinygrad's LINEAR UOp (one CALL per kernel or copy, in run order) and
     its bound variables' values; run_linear (tinygrad.engine.realize) runs it. The tensors stand for its buffers now."""
@@ -405,7 +419,9 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     # detach() is a view too: the detached tensor shares the buffer (tinygrad: `t.detach()[i] = v` writes t)
     while u.op in (Ops.SHRINK, Ops.PERMUTE, Ops.FLIP, Ops.RESHAPE, Ops.PAD, Ops.DETACH): chain.append(u); u = u.src[0]
     # (the cheap tests first: every plain assign, an optimizer's update of each weight, comes through here)
-    if not chain or all(m.op is Ops.RESHAPE for m in chain) or not (is_contiguous_view(u) or u.op is Ops.ASSIGN): return None
+    # (a reshape of a buffer is the buffer: a plain assign writes it; a reshape of a pending assign is not: `t += 1;
+    # t.reshape(20)[3] = 5` must go through t, or the write is lost and the += runs twice)
+    if not chain or (all(m.op is Ops.RESHAPE for m in chain) and u.op is not Ops.ASSIGN) or not (is_contiguous_view(u) or u.op is Ops.ASSIGN): return None
     held = {t.uop: t for t in Tensor._live}
     # a base whose own assign is still pending (t[:3].assign(a); t[3:].assign(b)) takes this one after it
     def writable(b: UOp) -> bool: return is_contiguous_view(b) or (b.op is Ops.ASSIGN and b in held)
@@ -1356,4 +1372,5 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     return x + bias.reshape(shape) if bias is not None else x
 
 Tensor._live, Tensor._pending_assigns, Tensor._shared = _WeakTensors(), _WeakTensors(), weakref.WeakSet()
+Tensor._done_assigns = weakref.WeakKeyDictionary()
 Tensor._contiguous = _WeakTensors()  # contiguous() results not yet realized
