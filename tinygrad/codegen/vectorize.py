@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools, operator
 from collections import Counter
 from tinygrad.dtype import dtypes
-from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites, is_intlike
 from tinygrad.uop.symbolic import symbolic, _terms
 
 VEC_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV, Ops.MAX, Ops.WHERE}
@@ -83,9 +83,11 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
   topo = sink.toposort()
   dep: dict[UOp, bool] = {}
   users: dict[UOp, list[UOp]] = {}
-  for u in topo:
-    dep[u] = u is V or (any(dep[s] for s in u.src) and not (u.op is Ops.REDUCE and reduce_range in u.src[1:]))
-    for s in u.src: users.setdefault(s, []).append(u)
+  for u in topo:  # (users kept only of the nodes that depend on V: the only ones asked below; one pass per plan)
+    d = False
+    for s in u.src:
+      if dep[s]: d = True; users.setdefault(s, []).append(u)
+    dep[u] = u is V or (d and not (u.op is Ops.REDUCE and reduce_range in u.src[1:]))
   new: dict[UOp, UOp] = {}
   scattered: dict[UOp, list[UOp]] = {}
   lane_memo: list[dict[UOp, UOp]] = [{V: UOp.const(dtypes.int32, k)} for k in range(width)]
@@ -105,9 +107,9 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
     if u is V: continue
     if u.op in VEC_CMP and u.src[0].dtype == dtypes.float32:
       new[u] = UOp(u.op, dtypes.bool.vec(width), tuple(new[s] for s in u.src)); continue
-    if u.dtype in dtypes.ints or u.dtype == dtypes.bool:  # index arithmetic and gates: may only feed addresses and selects
+    if is_intlike(u.dtype):  # index arithmetic and gates: may only feed addresses and selects
       if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.src[0] is u if c.op is Ops.WHERE
-                 else c.dtype in dtypes.ints or c.dtype == dtypes.bool for c in users.get(u, [])): return None
+                 else is_intlike(c.dtype) for c in users.get(u, [])): return None
       if u.dtype == dtypes.bool and any(c.op is Ops.WHERE for c in users.get(u, [])):  # a gate per lane, as a lane mask
         new[u] = simp(UOp(Ops.VECTORIZE, dtypes.bool.vec(width), tuple(lane(u, k) for k in range(width))))
       continue
