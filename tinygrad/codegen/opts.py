@@ -6,9 +6,9 @@ from typing import Callable
 from tinygrad import tracing
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
-from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, graph_step, untraced_rewrites, track_context
+from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, graph_step, untraced_rewrites, track_context, traced
 from tinygrad.uop.symbolic import symbolic, _terms
-from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast, traced
+from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
 from tinygrad.codegen.cost import loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache

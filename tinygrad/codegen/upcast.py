@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
-from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, traced  # traced: opts.py imports it from here too
+from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, traced
 from tinygrad.uop.symbolic import symbolic
 from tinygrad.codegen.lowerer import pm_clean_gates
 
