@@ -1,7 +1,10 @@
 """UOp (the one IR), UPat + PatternMatcher (transformations as data) and graph_rewrite."""
 from __future__ import annotations
 import sys, weakref, inspect, math, itertools, time
-from _weakref import _remove_dead_weakref
+try: from _weakref import _remove_dead_weakref  # CPython's, as WeakValueDictionary uses it
+except ImportError:  # another Python: the same test in Python
+  def _remove_dead_weakref(d: dict, key: Any) -> None:
+    if (w := d.get(key)) is not None and w() is None: del d[key]
 from enum import Enum, auto
 from typing import Any, Callable
 from tinygrad.dtype import DType, dtypes, truncate
