@@ -538,7 +538,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     """n random uint32 words on the device, tinygrad 0.14's stream (tensor_random.py). The draw's key is data copied
     in with it: a TinyJit replay rewrites its captured draws' keys with the counts the same calls would use without
     the jit, so it draws the very same numbers (engine/jit.py)."""
-    from tinygrad.tensor_random import threefry2x32
+    from tinygrad.tensor_random import threefry2x32, pair_words
     if isinstance(device, tuple): return Tensor._random_bits(n, device[0]).to(device)  # one draw, the same on every device
     Tensor._draws += 1
     counter = Tensor._dev_counts.get(device, 0)
@@ -549,7 +549,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     half = ceildiv(n, 2)
     c0 = Tensor.arange(half, dtype=dtypes.uint32, device=device)
     lo, hi = threefry2x32(c0, c0 + half, key[0:1], key[1:2])
-    return lo.cat(hi)[:n]
+    return pair_words(lo, hi)[:n]  # each pair's chain computed once
   @staticmethod
   def rand(*shape, dtype=None, device=None, contiguous: bool = True, **kw) -> Tensor:
     """Uniform in [0, 1). contiguous (the default, as tinygrad 0.14): the draws are a buffer of their own, computed once

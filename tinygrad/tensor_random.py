@@ -4,8 +4,8 @@ draws the very numbers tinygrad draws (Tensor.manual_seed(0); Tensor.rand(3) is 
 How tinygrad derives a draw: each device gets a key (sha256 of the order it was first drawn on, the seed) and a
 count of the 32-bit words drawn on it so far. A draw of n words hashes its starting count under the device key into a
 new key, then hashes the pairs (i, i + n/2) for i < n/2 under that key; the words are the low halves, then the high
-halves. The first hash is done here on the host (one pair): its result is data the kernel reads, so every draw of a
-size runs one compiled kernel and a TinyJit replay only rewrites the key (engine/jit.py)."""
+halves. The first hash is done here on the host (one pair): its result is data the kernels read, so every draw of a
+size runs the same compiled kernels (the pairs' chain, then the reader of its words: pair_words) and a TinyJit replay only rewrites the key (engine/jit.py)."""
 from __future__ import annotations
 import hashlib
 from typing import Any
@@ -30,6 +30,16 @@ def _rounds(x0: Any, x1: Any, k0: Any, k1: Any, wrap) -> tuple[Any, Any]:
       b = a ^ wrap(wrap(b << r) + (b >> (32 - r)))
     a, b = wrap(a + ks[i % 3]), wrap(b + ks[(i + 1) % 3] + i + 1)
   return a, b
+
+def pair_words(lo: Any, hi: Any) -> Any:
+  """The draw's words from the chain's two halves (n/2 each): the low halves, then the high ones. Each pair is one
+  chain, computed once into one 64-bit word (hi << 32 | lo) of a buffer of its own, that the reader splits: a `cat`
+  of the two halves fused into its reader computes the whole chain twice per word, once for each half (twice the C,
+  twice the work). One word per chain, as each store of a kernel is its own element's: a (n/2, 2) buffer of the two
+  words would still compute the chain once per store, the C compiler vectorizing only its 2-long inner loop."""
+  from tinygrad.dtype import dtypes
+  pair = ((hi.cast(dtypes.uint64) << 32) | lo.cast(dtypes.uint64)).contiguous()
+  return (pair & 0xFFFFFFFF).cast(dtypes.uint32).cat((pair >> 32).cast(dtypes.uint32))
 
 def draw_key(seed: int, device_index: int, counter: int) -> tuple[int, int]:
   """The key of a draw that starts at word `counter` on the device first drawn on as number `device_index`."""

@@ -1,0 +1,34 @@
+# A draw computes Threefry's 20-round chain once per pair of words (tensor_random.pair_words), not once per word: the
+# kernels of a draw hold one chain, and the words are still tinygrad's (checked against the chain on Python ints).
+import numpy as np
+from tinygrad import Tensor, dtypes, Device
+from tinygrad.engine import realize as R
+from tinygrad.tensor_random import threefry2x32, draw_key, M32
+
+KEY_CONST = "466688986u"  # Threefry's key-schedule parity constant 0x1BD11BDA: one per chain in the C source
+
+def reference_words(n: int, seed: int, device: str, counter: int) -> np.ndarray:
+  k0, k1 = draw_key(seed, Tensor._dev_seeds[device], counter)
+  half = (n + 1) // 2
+  pairs = [threefry2x32(i, i + half, k0, k1, wrap=lambda v: v & M32) for i in range(half)]
+  return np.array([a for a, _ in pairs] + [b for _, b in pairs], dtype=np.uint32)[:n]
+
+def test_a_draw_computes_each_chain_once_and_draws_tinygrads_words():
+  dev = Device.canonicalize(None)
+  Tensor.manual_seed(7)
+  Tensor.rand(1).realize()  # the device has its key index
+  for shape, dt in (((7, 9), dtypes.float32), ((5, 3), dtypes.float16), ((11,), dtypes.float64)):
+    counter = Tensor._dev_counts.get(dev, 0)
+    before = set(R._programs)
+    x = Tensor.rand(*shape, dtype=dt).numpy()
+    srcs = [R._programs[k].src for k in set(R._programs) - before]
+    # the draw's kernels: one computes the chain, once (one 64-bit word per pair), the other splits and scales it
+    assert sum(s.count(KEY_CONST) for s in srcs) == 1, srcs
+    assert any("unsigned long long* restrict data0" in s and KEY_CONST in s for s in srcs)
+    n = int(np.prod(shape))
+    words = reference_words((n * dt.itemsize + 3) // 4, 7, dev, counter)
+    nmant = {dtypes.float32: 23, dtypes.float16: 10, dtypes.float64: 52}[dt]
+    if dt == dtypes.float32: want = (words >> (32 - nmant)).astype(np.float32) * np.float32(2.0 ** -nmant)
+    elif dt == dtypes.float16: want = ((words.view(np.uint16)[:n] >> (16 - nmant)).astype(np.float32) * 2.0 ** -nmant).astype(np.float16)
+    else: want = (words.view(np.uint64)[:n] >> (64 - nmant)).astype(np.float64) * 2.0 ** -nmant
+    np.testing.assert_array_equal(x.reshape(-1), want)
