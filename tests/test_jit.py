@@ -92,6 +92,26 @@ def test_same_tensor_for_two_parameters_is_refused_naming_both():
     x = Tensor([float(i), 2.0])
     np.testing.assert_allclose(h(x, x.clone()).numpy(), [i * i + i, 6.0])
 
+def test_inputs_sharing_a_draw_are_one_schedule_and_draw_once(monkeypatch):
+  # a batch's X[samples] and Y[samples]: realized together, one schedule (one compile wait), the draw computed once
+  import tinygrad.tensor as T
+  kernels: list[int] = []
+  real = T.run_schedule
+  monkeypatch.setattr(T, "run_schedule", lambda items: (kernels.append(sum(it.kind == "kernel" for it in items)), real(items))[1])
+  f = TinyJit(lambda x, y: (x.sum(1) * y).realize())
+  xs, ys = np.arange(40, dtype=np.float32).reshape(10, 4), np.arange(10, dtype=np.float32) * 3
+  X, Y = Tensor(xs).realize(), Tensor(ys).realize()
+  Tensor.manual_seed(3)
+  for _ in range(4):
+    s = Tensor.randint(6, high=10)
+    kernels.clear()
+    x, y = X[s].contiguous(), Y[s].contiguous()
+    out = f(x, y).numpy()
+    idx = s.numpy()
+    np.testing.assert_equal(out, xs[idx].sum(1) * ys[idx])
+    assert kernels[0] == 4, kernels  # the draw's two kernels and the two gathers, in the first schedule
+    assert kernels[1:3] == [0, 0], kernels  # nothing left to draw or gather for either input
+
 def test_input_on_python_device():
   k = TinyJit(lambda x: (x.exp() * 2).realize())
   for i in range(4):

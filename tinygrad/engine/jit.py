@@ -188,6 +188,14 @@ class TinyJit:
 
   def _inputs(self, args, kwargs) -> tuple[list[int | str], list[Tensor]]:
     names, ts = _named_inputs(args, kwargs)
+    # the inputs still to compute realized together: one schedule, one compile wait, and a graph they share (a batch's
+    # X[samples] and Y[samples]: the draw) computed once. Not an input that is a node of another's graph (x and
+    # x.clone(): the clone's contiguous would fold into x's buffer, one buffer for two inputs): those one by one, as before
+    todo = [t for t in ts if not is_contiguous_view(t.uop)]
+    if len(todo) > 1:
+      graphs = [set(t.uop.toposort()) for t in todo]
+      apart = [t for i, t in enumerate(todo) if not any(j != i and (t.uop in g or todo[j].uop in graphs[i]) for j, g in enumerate(graphs))]
+      if len(apart) > 1: Tensor.realize_all(apart)
     for t in ts:  # inputs must be buffers the kernels can read directly
       t.realize()
       if not is_contiguous_view(t.uop):
