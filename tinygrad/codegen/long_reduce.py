@@ -14,11 +14,12 @@ MIN_STEPS = 512         # elements each output reduces: shorter loops are over b
 MIN_ELEMENTS = 1 << 20  # elements the whole kernel reduces: smaller kernels are left as the plan search makes them
 REDUCE_LANES = "lanes along the reduction"  # opts.candidate_plans' name for the plan these copies go into
 
-def latency_upcasts(sink: UOp, granges: list[UOp]) -> list[tuple[UOp, int]]:
+def latency_upcasts(sink: UOp, granges: list[UOp], reduces: list[UOp] | None = None) -> list[tuple[UOp, int]]:
   """Copies of the innermost output dim for a long reduction whose copies share no load (choose_upcasts gives none):
-  each copy its own accumulator, so ACCUMULATORS adds are in flight (a split sum: 4 of its chunks at a time)."""
+  each copy its own accumulator, so ACCUMULATORS adds are in flight (a split sum: 4 of its chunks at a time).
+  reduces: the kernel's REDUCEs, where the caller has them."""
   if not granges or (g := granges[-1]).src[0].arg % ACCUMULATORS: return []
-  reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
+  if reduces is None: reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
   if not reduces: return []
   steps = prod(r.src[0].arg for r in reduces[0].src[1:])
   if steps < MIN_STEPS or steps * prod(r.src[0].arg for r in granges) < MIN_ELEMENTS: return []
@@ -29,12 +30,16 @@ def long_reduce_plans(sink: UOp, granges: list[UOp], plans: list[tuple[str, Any]
   (latency_upcasts applies) along a contiguous reduce loop: the cost model counts neither the add latency those
   accumulators hide nor what packing lanes across the outputs costs (it picked a packed transpose of a split sum's
   chunks: 1.4 ms against 0.12 ms for 1M floats)."""
-  if choose_upcasts(sink, granges, budget=16, first=(4, 2), rest=(4, 2)) or not latency_upcasts(sink, granges): return plans
-  R = next(u for u in sink.toposort() if u.op is Ops.REDUCE).src[-1]
-  loads = [u for u in sink.toposort() if u.op is Ops.LOAD and R in u.src[1].toposort()]
+  # the cheap tests first (most kernels leave at the first or second), the upcast choice only for a long reduction
+  if not (keep := [p for p in plans if p[0] == REDUCE_LANES]): return plans
+  topo = sink.toposort()
+  if not latency_upcasts(sink, granges, reduces := [u for u in topo if u.op is Ops.REDUCE]): return plans
+  if choose_upcasts(sink, granges, budget=16, first=(4, 2), rest=(4, 2)): return plans
+  R = reduces[0].src[-1]
+  loads = [u for u in topo if u.op is Ops.LOAD and R in u.src[1].toposort()]
   if R.src[0].arg % 4 or not loads or not all(any(t is R for t in _terms(ld.src[1])) for ld in loads): return plans
   # built here, so a plan that can't apply after all leaves the search as it was
-  if not (keep := [p for p in plans if p[0] == REDUCE_LANES]) or (res := keep[0][1]()) is None: return plans
+  if (res := keep[0][1]()) is None: return plans
   return [(REDUCE_LANES, lambda: res)]
 
 def reads_once(p: Any) -> bool:
