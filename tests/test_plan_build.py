@@ -91,3 +91,36 @@ def test_the_copies_are_one_substitute_per_combination(case):
   for combo in itertools.product(*[range(f) for _, _, f in plan]):
     want.extend(UOp(Ops.SINK, src=sink.src).substitute({g: _copy_index(g, o, f, c) for (g, o, f), c in zip(plan, combo)}).src)
   assert _copies(sink, plan) is UOp(Ops.SINK, src=tuple(dict.fromkeys(want)))
+
+def _copies_both_ways(sink: UOp, plan: list) -> tuple:
+  """(upcast's copies simplified as they are made, or None where it leaves them to the raw way; the raw copies rewritten)."""
+  from tinygrad.codegen.upcast import _copies, _copies_simplified, pm_copy_simplify
+  from tinygrad.uop.ops import graph_rewrite, node_rewriter
+  s = graph_rewrite(sink, pm_copy_simplify)
+  return _copies_simplified(s, plan, node_rewriter(pm_copy_simplify)), graph_rewrite(_copies(s, plan), pm_copy_simplify)
+
+@pytest.mark.parametrize("memo", [True, False], ids=["in a kernel's rewrite memo", "without one"])
+@pytest.mark.parametrize("case", ["matmul", "conv with padding in the kernel", "matmul, 26 rows by 1024 columns (ragged 6-row tile, B packed)"])
+def test_the_copies_simplified_as_made_are_the_raw_copies_rewritten(case, memo):
+  """Each copy of a node built from its sources' simplified copies and simplified at once is the node the rewrite of
+  the raw copies makes, store for store in the same order (a dim of 4 upcast by 4: the copy indices are constants)."""
+  from tinygrad.codegen.upcast import outer_ranges
+  sink, granges = _sink(CASES[case]())
+  for ups in ([(granges[0], 6 if "ragged" in case else 2), (granges[-1], 4)], [(granges[-1], granges[-1].src[0].arg)], []):
+    plan, _, _ = outer_ranges(granges, ups, 100)
+    with rewrite_memo() if memo else untraced_rewrites():
+      fast, raw = _copies_both_ways(sink, plan)
+    assert fast is raw, ups
+
+def test_stores_whose_copies_may_be_one_node_are_left_to_the_raw_copies():
+  """A store to x and one to 0 of the same value: x's first copy is the second store. The raw copies drop it as a
+  repeat, which the copies made simplified can't tell from two stores that only simplify to one node: they give up."""
+  from tinygrad.codegen.upcast import outer_ranges, upcast
+  x, out, inp = _rng(4, 0), UOp(Ops.DEFINE_GLOBAL, dtypes.float32, (), (0, 4)), UOp(Ops.DEFINE_GLOBAL, dtypes.float32, (), (1, 4))
+  v = UOp(Ops.LOAD, dtypes.float32, (inp, UOp.const(dtypes.int32, 0)))
+  sink = UOp(Ops.SINK, src=(UOp(Ops.STORE, dtypes.void, (out, x, v)), UOp(Ops.STORE, dtypes.void, (out, UOp.const(dtypes.int32, 0), v))))
+  plan, _, _ = outer_ranges([x], [(x, 4)], 10)
+  with rewrite_memo():
+    fast, raw = _copies_both_ways(sink, plan)
+    assert fast is None and len(raw.src) == 4
+    with untraced_rewrites(): assert upcast(sink, plan, "") is raw

@@ -3,10 +3,10 @@ A global loop g that some loads don't depend on is split as g = g'*u + c for c i
 copied u times with c a constant: those loads are then shared by the copies, and the copies' reductions share one
 loop (the linearizer merges reductions over the same ranges). This is how a matmul stops being memory bound."""
 from __future__ import annotations
-import itertools
+import functools, itertools
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
-from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, traced
+from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, traced, node_rewriter
 from tinygrad.uop.symbolic import symbolic
 from tinygrad.codegen.lowerer import pm_clean_gates
 
@@ -105,4 +105,49 @@ def upcast(sink: UOp, plan: list[tuple[UOp, UOp, int]], what: str) -> UOp:
     return graph_rewrite(sink, pm_upcast_simplify, ctx=_Upcast(plan), name=f"opt: upcast {' '.join(str(f) for _, _, f in plan)}{what}")
   # pm_upcast matches only the root SINK, after its sources are simplified, and first: so simplifying the whole graph,
   # copying, then simplifying the copies is the same rewrite
-  return graph_rewrite(_copies(graph_rewrite(sink, pm_copy_simplify), plan), pm_copy_simplify)
+  simple = graph_rewrite(sink, pm_copy_simplify)
+  if (out := _copies_simplified(simple, plan, node_rewriter(pm_copy_simplify))) is not None: return out
+  return graph_rewrite(_copies(simple, plan), pm_copy_simplify)
+
+def _copies_simplified(s: UOp, ups: list[tuple[UOp, UOp, int]], rw) -> UOp | None:
+  """rw(_copies(s, ups)) for s a fixed point of rw's table, each copy simplified as it is made: a node's copies are
+  one per combination of the copy indices of the upcast dims it depends on (product order), each built from its
+  sources' simplified copies and simplified at once (graph_rewrite rebuilds a raw copy from its sources' rewrites, so
+  it is the same node, without the raw copy). _copies drops a store's copy equal to an earlier one by raw node: a
+  store's copies are raw-equal only for the same combination of the dims it depends on (every copy index differs
+  from every other), so that is the key, unless two different stores' copies simplify to one node (they might then
+  have been one raw node too): None then, for the caller to build the raw copies."""
+  if not ups: return rw(UOp(Ops.SINK, src=s.src))
+  fs = [f for _, _, f in ups]
+  bit = {g: 1 << i for i, (g, _, _) in enumerate(ups)}
+  projs: dict[tuple[int, int], list[int]] = {}
+  def proj(m: int, ms: int) -> list[int]:  # for each copy of a node on dims m (product order), its source's copy on dims ms
+    if (p := projs.get((m, ms))) is None:
+      dims = [i for i in range(len(ups)) if m >> i & 1]
+      p = projs[m, ms] = [functools.reduce(lambda a, ic: a * fs[ic[0]] + ic[1], ((i, c) for i, c in zip(dims, cs) if ms >> i & 1), 0)
+                          for cs in itertools.product(*(range(fs[i]) for i in dims))]
+    return p
+  mask: dict[UOp, int] = {}
+  copies: dict[UOp, list[UOp]] = {}
+  for u in s.toposort():
+    if u is s: continue
+    if (b := bit.get(u)) is not None:
+      g, outer, f = ups[b.bit_length() - 1]
+      mask[u], copies[u] = b, [rw(_copy_index(g, outer, f, c)) for c in range(f)]
+      continue
+    m = 0
+    for x in u.src: m |= mask[x]
+    mask[u] = m
+    if not m: continue
+    srcs = [(x, None) if not mask[x] else (copies[x], proj(m, mask[x])) for x in u.src]
+    copies[u] = [rw(UOp(u.op, u.dtype, tuple(x if p is None else x[p[k]] for x, p in srcs), u.arg)) for k in range(len(proj(m, m)))]
+  full = (1 << len(ups)) - 1
+  kept: dict[tuple[UOp, int], UOp] = {}
+  for k in range(prod(fs)):
+    for st in s.src:
+      key = (st, proj(full, m)[k] if (m := mask[st]) else -1)
+      if key not in kept: kept[key] = copies[st][key[1]] if m else st
+  owner: dict[UOp, UOp] = {}
+  for (st, _), v in kept.items():
+    if owner.setdefault(v, st) is not st: return None
+  return rw(UOp(Ops.SINK, src=tuple(kept.values())))

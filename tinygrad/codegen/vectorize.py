@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools, operator
 from collections import Counter
 from tinygrad.dtype import dtypes
-from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites, is_intlike
+from tinygrad.uop.ops import UOp, Ops, graph_rewrite, untraced_rewrites, is_intlike, node_rewriter
 from tinygrad.uop.symbolic import symbolic, _terms
 
 VEC_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV, Ops.MAX, Ops.WHERE}
@@ -77,9 +77,8 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
   mask) is simplified (symbolic) where it is made, so the caller's symbolic rewrite of the result finds the vector code
   above them already built on simplified sources, not rebuilt: the same result (a subgraph swapped for its fixed
   point), not the same steps, so only for a plan the trace does not show."""
-  def simp(u: UOp) -> UOp:
-    if not presimplify: return u
-    with untraced_rewrites(): return graph_rewrite(u, symbolic)
+  rw = node_rewriter(symbolic) if presimplify else None
+  def simp(u: UOp) -> UOp: return u if rw is None else rw(u)
   topo = sink.toposort()
   dep: dict[UOp, bool] = {}
   users: dict[UOp, list[UOp]] = {}
@@ -93,7 +92,8 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
   lane_memo: list[dict[UOp, UOp]] = [{V: UOp.const(dtypes.int32, k)} for k in range(width)]
   def lane(x: UOp, k: int) -> UOp:  # x with V = k; rebuilds only what depends on V, shared across the kernel's loads
     if not dep[x]: return x
-    if (y := lane_memo[k].get(x)) is None: y = lane_memo[k][x] = UOp(x.op, x.dtype, tuple(lane(s, k) for s in x.src), x.arg)
+    # presimplify: simplified as it is made, from its sources' simplified lanes: what simp gave the raw lane (node_rewriter)
+    if (y := lane_memo[k].get(x)) is None: y = lane_memo[k][x] = simp(UOp(x.op, x.dtype, tuple(lane(s, k) for s in x.src), x.arg))
     return y
   for u in topo:
     if u.op is Ops.REDUCE and reduce_range in u.src[1:]:

@@ -587,6 +587,25 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: boo
   finally: t.rewrite_end(out)
   return out
 
+def node_rewriter(pm: PatternMatcher) -> Callable[[UOp], UOp]:
+  """u -> graph_rewrite(u, pm), for a graph built node by node from what it gave for each node's sources (a copy of a
+  graph simplified as it is made, instead of built whole and then rewritten: each new node is made once, not raw and
+  again rewritten). A node whose sources are fixed points tries its own rules only, without a rewrite's setup. Never
+  recorded (for a plan built untraced, see traced()); inside a rewrite_memo block it reads and fills the memo that an
+  untraced graph_rewrite(_, pm) uses."""
+  if (memo := rewrite_memo.memo) is None: return lambda u: _rewrite(u, pm, None, False, None)
+  replace = memo.setdefault((id(pm), False), (pm, {}))[1]
+  get, fns = replace.get, pm._fns
+  def rw(u: UOp) -> UOp:
+    if (r := get(u)) is not None: return r
+    for s in u.src:
+      if get(s) is not s: return _rewrite(u, pm, None, False, None)
+    # what _rewrite does with such a node: its rules, and a match's result rewritten in turn
+    if (f := fns[u.op]) is None or (m := f(u, None)) is None: replace[u] = u; return u
+    r = replace[u] = _rewrite(m[0], pm, None, False, None)
+    return r
+  return rw
+
 _step_patterns: dict[Any, UPat] = {}
 
 def graph_step(sink: UOp, fn: Callable[..., Any], *args: Any, name: str, **kw: Any) -> Any:
