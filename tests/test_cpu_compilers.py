@@ -84,3 +84,52 @@ def test_the_prelude_needs_no_header(tmp_path, monkeypatch):
   want = [[np.isnan(v), np.sign(v) if np.isinf(v) else 0, np.isfinite(v), np.signbit(v)] for v in x]
   np.testing.assert_array_equal(out[:24].reshape(6, 4), np.array(want, np.float32))
   assert np.isnan(out[24]) and out[25] == np.inf and out[26] == 16 and out[27] == 2 and out[28] == 2
+
+@needs_gcc_default
+def test_gcc_compiles_an_object_that_ld_links_into_a_library_that_loads_alone(tmp_path):
+  """GCC compiles each library to an object and ld links it (not the driver's link step): the library names libgomp, so
+  its parallel loops run in a process that had not loaded it, and its math calls resolve."""
+  assert ops_cpu.linker(ops_cpu.find_compiler()) is not None
+  code = ("import ctypes, numpy as np; from tinygrad import Tensor; from tinygrad.runtime import ops_cpu\n"
+          "maps = lambda: open('/proc/self/maps').read()\n"
+          "assert 'libgomp' not in maps()\n"
+          "a = np.random.default_rng(0).random((512, 512), dtype=np.float32)\n"
+          "np.testing.assert_allclose((Tensor(a) @ Tensor(a)).numpy(), a @ a, rtol=1e-4)\n"
+          "np.testing.assert_allclose(Tensor(a[:4]).exp2().numpy(), np.exp2(a[:4]), rtol=1e-5)\n"
+          "assert 'libgomp' in maps(), 'no parallel kernel ran'\n"
+          "print('ok', Tensor([1.0]).device)")
+  e = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG", "DEV", "CC", "OMP_NUM_THREADS")}
+  res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300, env={**e, "TINYVIZ_CACHE": str(tmp_path)})
+  assert res.returncode == 0, res.stderr[-3000:]
+  assert res.stdout.split() == ["ok", "CPU"]
+  assert not list((tmp_path / "cpu").glob("*.tmp*"))  # no object or temp library left behind
+
+@needs_gcc_default
+def test_libm_and_libc_are_linked_only_where_an_object_calls_them(tmp_path, monkeypatch):
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  parts = ops_cpu.linker(ops_cpu.find_compiler())
+  libm, libc = parts[3], parts[4]
+  for body, calls in (("data0[0] = exp2f(data0[1]);", {"exp2f"}), ("data0[0] = 1.0f;", set())):
+    b = ops_cpu.Build(ops_cpu.find_compiler(), PRELUDE + "void k(float* restrict data0) { " + body + " }")
+    assert b.obj is not None and b.proc.wait() == 0
+    assert ops_cpu.undefined_symbols(b.obj) == calls
+    cmd = ops_cpu.link_command(parts, b.obj, b.tmp)
+    assert (libm in cmd and libc in cmd) == bool(calls)
+    out = np.array([0, 3], np.float32)
+    lib = ctypes.CDLL(str(b.wait()))
+    lib.k.argtypes, lib.k.restype = [ctypes.c_void_p], None
+    lib.k(out.ctypes.data)
+    assert out[0] == (8 if calls else 1)
+
+@needs_gcc_default
+def test_a_library_ld_refuses_is_linked_by_the_compilers_driver(tmp_path, monkeypatch):
+  monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)
+  parts = ops_cpu.linker(ops_cpu.find_compiler())
+  monkeypatch.setattr(ops_cpu, "linker", lambda c: (shutil.which("false"), *parts[1:]))  # an ld that fails
+  lib = ctypes.CDLL(str(ops_cpu.compile_c(PRELUDE + "int twice(int x) { return 2 * x; }")))
+  assert lib.twice(21) == 42
+  assert not list(tmp_path.glob("*.tmp*"))
+
+@needs_clang
+def test_clang_links_through_its_driver():
+  assert ops_cpu.linker(CLANG) is None
