@@ -41,3 +41,11 @@ def test_jit_with_a_bound_value_inside():
   v = Variable("k", 0, 9)
   for k in [1, 2, 3, 2, 3, 1, 3]:
     np.testing.assert_equal(scale(Tensor([1.0, 2.0]), v.bind(k)).numpy(), [k, 2 * k])
+
+def test_arithmetic_of_bound_variables_deep_or_mixed():
+  # a value is found through any int arithmetic of bound variables and int constants, and only there
+  vv, ww = Variable("p", 0, 10).bind(3), Variable("q", 0, 10).bind(4)
+  assert Tensor(((vv + 1) * (ww - 1) + vv) // 2).item() == 7
+  assert Tensor((vv * 2).maximum(ww * 2)).item() == 8
+  t = Tensor([1, 2, 3]) + vv  # a graph of a buffer: no single value, an elementwise op with the bound one
+  assert t.shape == (3,) and t.tolist() == [4, 5, 6]

@@ -36,3 +36,19 @@ def test_a_draw_computes_each_chain_once_and_draws_tinygrads_words(monkeypatch):
     elif dt == dtypes.float16: want = ((words.view(np.uint16)[:n] >> (16 - nmant)).astype(np.float32) * 2.0 ** -nmant).astype(np.float16)
     else: want = (words.view(np.uint64)[:n] >> (64 - nmant)).astype(np.float64) * 2.0 ** -nmant
     np.testing.assert_array_equal(x.reshape(-1), want)
+
+def test_the_chain_built_on_uops_is_the_graph_tensor_ops_build():
+  # threefry2x32 builds a chain's UOps directly (no Tensor per op): the very nodes its rounds make on Tensors
+  # (hash-consed: the same objects), so every draw's kernels and words stay what they were
+  from tinygrad.tensor_random import _rounds
+  from tinygrad.uop.ops import _compute_shape, _compute_device
+  for half in (1, 2, 3, 100):
+    c0 = Tensor.arange(half, dtype=dtypes.uint32)
+    key = Tensor([5, 9], dtype=dtypes.uint32)
+    for args in ((c0, c0 + half, key[0:1], key[1:2]), (c0.reshape(1, half), c0, key[0], key[1:2])):  # broadcasts both ways
+      got, want = threefry2x32(*args), _rounds(*args, lambda v: v)
+      assert all(g.uop is w.uop for g, w in zip(got, want))
+      # the shapes and devices it records on the nodes are the ones UOp computes
+      assert all(u.shape == _compute_shape(u) and u.device == _compute_device(u) for u in got[0].uop.toposort())
+  import pytest
+  with pytest.raises(TypeError, match="one dtype on one device"): threefry2x32(c0, c0, key.cast(dtypes.int32), key)

@@ -5,7 +5,7 @@ from typing import Any, Sequence
 from tinygrad.dtype import DType, DTypeError, dtypes, to_dtype, least_upper_dtype, least_upper_float, f32_to_bf16_bits, float_to_fp8, NO_NUMPY
 from tinygrad.dtype import _to_np_dtype  # noqa: F401  (tinygrad's tests import it from tinygrad.tensor)
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
-from tinygrad.uop.ops import UOp, Ops, track_context
+from tinygrad.uop.ops import UOp, Ops, GroupOp, track_context
 from tinygrad import tracing
 from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
@@ -66,7 +66,19 @@ def _bound_value(x: Any) -> int | None:
   Tensor made of one holds that value (shapes and values here are concrete; TinyJit keys a capture by the values)."""
   # only a BIND or int arithmetic has an int value (UOp.__index__): anything else is None without a walk of its graph
   if not isinstance(x, UOp) or x.op is Ops.CONST or (x.op is not Ops.BIND and not dtypes.is_int(x.dtype)): return None
-  if not any(u.op is Ops.BIND for u in x.toposort()): return None
+  # int(x) reads only BINDs, int CONSTs and int ALU ops' sources: a graph reaching anything else there (a buffer, a
+  # view, an arange) has no value, seen at the first such node, not after a walk of the whole graph (every int Tensor op)
+  seen, stack, bound = {x}, [x], False
+  while stack:
+    u = stack.pop()
+    if u.op is Ops.BIND: bound = True
+    elif u.op is Ops.CONST:
+      if not isinstance(u.arg, int) or isinstance(u.arg, bool): return None
+    elif u.op in GroupOp.ALU and dtypes.is_int(u.dtype):
+      for s in u.src:
+        if s not in seen: seen.add(s); stack.append(s)
+    else: return None
+  if not bound: return None
   try: return int(x)
   except TypeError: return None
 

@@ -9,6 +9,7 @@ size runs the same compiled kernels (the pairs' chain, then the reader of its wo
 from __future__ import annotations
 import hashlib
 from typing import Any
+from tinygrad.uop.ops import UOp, Ops
 
 M32 = 0xFFFFFFFF
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -16,10 +17,56 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 def threefry2x32(x0: Any, x1: Any, k0: Any, k1: Any, wrap=lambda v: v) -> tuple[Any, Any]:
   """Threefry-2x32 of the pair (x0, x1) under key (k0, k1), as tinygrad's THREEFRY: on Python ints (wrap masks to 32
   bits) or on uint32 tensors (which wrap by themselves)."""
-  from tinygrad.uop.ops import rewrite_memo
-  # each tensor op walks its whole graph (an int tensor looks for a bound variable in it): inside rewrite_memo every
-  # walk is kept, and the next op's walk reuses its sources' (the same graph; the digits CNN's 8 draws 0.17 -> 0.12 s of CPU)
-  with rewrite_memo(): return _rounds(x0, x1, k0, k1, wrap)
+  if isinstance(x0, int): return _rounds(x0, x1, k0, k1, wrap)
+  # ~150 ops a chain, each a Tensor made and checked (its int graph searched for a bound variable): on _Words, the
+  # very UOps those Tensor ops make (hash-consed: the same nodes, so the same kernels), without the Tensors
+  from tinygrad.tensor import Tensor
+  if len({(t.dtype, t.device) for t in (x0, x1, k0, k1)}) != 1: raise TypeError(f"threefry2x32: words of one dtype on one device, got {[(t.dtype, t.device) for t in (x0, x1, k0, k1)]}")
+  ctx = _Graph(x0.dtype, x0.device)
+  a, b = _rounds(*(_Words(t.uop, t.shape, ctx) for t in (x0, x1, k0, k1)), wrap)
+  return Tensor(a.u), Tensor(b.u)
+
+class _Graph:
+  """What the words of one chain share: their dtype and device, and the broadcast views made so far (a key's or a
+  constant's, used again in every round)."""
+  def __init__(self, dtype: Any, device: Any): self.dtype, self.device, self.views, self.consts = dtype, device, {}, {}
+  def view(self, u: Any, shape: tuple[int, ...]) -> Any:
+    """Tensor._broadcast_to: a RESHAPE adding the missing leading dims, then an EXPAND, each where the shape changes."""
+    if (got := self.views.get((u, shape))) is None:
+      got = u
+      if len(got.shape) < len(shape): got = UOp(Ops.RESHAPE, u.dtype, (got,), (1,) * (len(shape) - len(got.shape)) + got.shape)
+      if got.shape != shape: got = UOp(Ops.EXPAND, u.dtype, (got,), shape)
+      self.views[(u, shape)] = got
+    return got
+  def const(self, v: int, shape: tuple[int, ...]) -> Any:
+    """A Python int as Tensor's binary ops take it: a constant of the words' dtype on their device, broadcast."""
+    if (got := self.consts.get((v, shape))) is None:
+      from tinygrad.tensor import _const
+      got = self.consts[(v, shape)] = self.view(_const(v, self.dtype, self.device), shape)
+    return got
+
+class _Words:
+  """A graph of uint32 words under the ops of Threefry's rounds (+, ^, <<, >> with words or a Python int), building
+  what Tensor's binary ops build from it (its shape kept here, not asked of each new node)."""
+  __slots__ = ("u", "shape", "g")
+  def __init__(self, u: Any, shape: tuple[int, ...], g: _Graph): self.u, self.shape, self.g = u, shape, g
+  def _bin(self, op: Any, y: Any) -> _Words:
+    g, shape = self.g, self.shape
+    if not isinstance(y, _Words): src = (self.u, g.const(y, shape))
+    elif y.shape == shape: src = (self.u, y.u)
+    else:
+      from tinygrad.tensor import _broadcast_shape
+      shape = _broadcast_shape(shape, y.shape)
+      src = (g.view(self.u, shape), g.view(y.u, shape))
+    u = UOp(op, g.dtype, src)
+    # the node's shape and device, as UOp.shape and .device would find them (a draw's reader asks its last node: one
+    # walk of the whole chain otherwise)
+    u._shape, u._dev = shape, g.device
+    return _Words(u, shape, g)
+  def __add__(self, y: Any) -> _Words: return self._bin(Ops.ADD, y)
+  def __xor__(self, y: Any) -> _Words: return self._bin(Ops.XOR, y)
+  def __lshift__(self, y: Any) -> _Words: return self._bin(Ops.SHL, y)
+  def __rshift__(self, y: Any) -> _Words: return self._bin(Ops.SHR, y)
 
 def _rounds(x0: Any, x1: Any, k0: Any, k1: Any, wrap) -> tuple[Any, Any]:
   ks = (k1, wrap(k0 ^ k1 ^ 0x1BD11BDA), k0)
