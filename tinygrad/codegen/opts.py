@@ -23,8 +23,13 @@ from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, 
 # The 6-row tile: 6 rows x 2 vectors, 12 accumulators + 2 B vectors + a broadcast of A fit AVX2's 16 registers (8 x 2
 # needs 19: GCC spills); 6 rarely divides the rows, so the last tile repeats the last row (ragged), and B's panel is
 # packed (codegen/pack.py): only for a big plain matmul (_packable). Fifth field: ragged
-TILES = {"tall": (MAX_UPCAST // 8, (16, 8, 4), (8, 4), 1, False), "square": (16, (4,), (4,), 1, False), "wide": (8, (8, 4), (4,), 2, False),
-         "6-row": (6, (6,), (), 2, True), "narrow": (6, (6, 5, 4), (), 2, False)}
+# The 2x4 tile: 2 copies of the innermost other dim x 4 of the next, 8 accumulators + the copies' 2 vectors and a
+# broadcast: no spill on AVX2, where the square tile's 16 accumulators + 4 vectors + a broadcast spill 5 accumulators
+# every step (the digits CNN's 3x3 convolutions on 8-wide rows, one Zen 2 core: forward 2540-2594 -> 1993-2016 us).
+# Only with lanes along the innermost output dim (a row) of a reduction over several ranges (a convolution's channels
+# and window): the small GPT's r_32_16_4_8_32, one reduce loop of 32, picked it too and ran 5% slower
+TILES = {"tall": (MAX_UPCAST // 8, (16, 8, 4), (8, 4), 1, False), "square": (16, (4,), (4,), 1, False), "2x4": (8, (2,), (4,), 1, False),
+         "wide": (8, (8, 4), (4,), 2, False), "6-row": (6, (6,), (), 2, True), "narrow": (6, (6, 5, 4), (), 2, False)}
 
 def _widths(lanes: int) -> tuple[int, ...]:
   """Vector widths (floats) to try, widest first, none wider than the machine's registers (lanes)."""
@@ -383,16 +388,19 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
     return upcast(sink, plan, ""), new_granges
   out: list[tuple[str, Plan]] = [("scalar", scalar)]
   if (lanes := lanes_of(vector)) >= 4 and not getenv("NOVEC", 0):
+    window = len({r for u in sink.toposort() if u.op is Ops.REDUCE for r in u.src[1:]}) > 1  # the 2x4 tile's case (TILES)
     for g in granges:
       if _width(g, lanes) is None or not g.src[0].arg: continue
       # the strided operand packed (_pack_gathers) only where the innermost output dim can't be vector lanes: where it can
       # (a conv's 8- or 24-wide rows), those beat the packed plans (digits conv2 forward 2.8 vs 3.2 ms, one core)
       gather = g is not granges[-1] and _width(granges[-1], lanes) is None and _gathers_along(sink, granges, g, lanes)
       if prune and _strided_only(sink, g) and not gather: continue
-      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile != "narrow" and (not TILES[tile][4] or _packable(sink, granges, g, lanes))}
+      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile != "narrow" and (not TILES[tile][4] or _packable(sink, granges, g, lanes))
+               and (tile != "2x4" or window and g is granges[-1])}
       if not (prune and _strided_only(sink, g)):
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes))
-                for tile, tile_ups in tiles.items() if tile != "square" or tile_ups != tiles["tall"]]  # a square tile that is the tall one is built once
+                for tile, tile_ups in tiles.items() if tile != "square" or tile_ups != tiles["tall"]  # a square tile that is the tall one is built once
+                if tile != "2x4" or tile_ups not in (tiles["tall"], tiles["square"])]
       if gather:
         packed = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in PACKED_TILES}
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile, packed", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes, True))
