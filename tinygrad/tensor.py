@@ -9,7 +9,7 @@ from tinygrad.uop.ops import UOp, Ops, GroupOp, track_context
 from tinygrad import tracing
 from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
-from tinygrad.engine.schedule import new_buffer, is_contiguous_view, create_schedule, schedule_label
+from tinygrad.engine.schedule import new_buffer, is_contiguous_view, view_of, FILL, create_schedule, schedule_label
 from tinygrad.engine.schedule_cache import cached_schedule
 from tinygrad.engine.realize import run_schedule, buffer_for, trace_schedule, debug_schedule
 from tinygrad.helpers import DEBUG
@@ -55,6 +55,12 @@ def _host_buffer(data: bytes, dtype: DType, device: str) -> UOp:
   b = new_buffer("PYTHON", n, dtype)
   buffers[b] = Buffer("PYTHON", n, dtype).copyin(data)
   return UOp(Ops.COPY, dtype, (b, UOp(Ops.DEVICE, arg=device)))
+
+def _assign_chain(u: UOp | None) -> list[UOp]:
+  """An assign and the pending assigns it writes after (`t += 1; t *= 2`: the second's target is the first)."""
+  out = []
+  while u is not None and u.op is Ops.ASSIGN: out.append(u); u = u.src[0]
+  return out
 
 def _int_of(x: Any) -> Any:
   """A bound variable (or int arithmetic of one, `n - start_pos`) in a pad/shrink stands for its value: shapes here are
@@ -213,10 +219,24 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   def requires_grad(self, v: bool | None) -> None:
     # a leaf built from constants is a hash-consed UOp that identical leaves share: give it its own buffer, so
     # gradients of two Tensor.zeros(3, requires_grad=True) (or two BatchNorms' weights) don't merge
-    if v and not any(u.op is Ops.BUFFER for u in self.uop.toposort()):
+    # (filled by the next realize, with the other pending assigns: tinygrad initializes lazily)
+    if v and not any(u.op is Ops.BUFFER for u in self.uop.toposort()) and not self._fill_later():
       Tensor.realize_all([self], with_pending_assigns=False, share=False)
       self._lazy = None  # its constant graph is shared: a use of the same constant elsewhere is not a use of this leaf
     self._requires_grad = v
+  def _fill_later(self) -> bool:
+    """Give this tensor a buffer of its own that the next realize fills with its value (a pending assign into a new
+    buffer), as tinygrad initializes lazily: a model's weights and an optimizer's state are computed by the kernels of
+    the first step's schedule and compile with them, rather than each schedule waiting for a compiler of its own. True
+    when it is (or already was) a buffer or a pending assign; False when it must be realized now: multi-device, empty,
+    or a copy of host data, which needs no kernel (into a new buffer, an assign would copy it twice)."""
+    u = self.uop
+    if is_contiguous_view(u) or u.op is Ops.ASSIGN: return True
+    if u.op is Ops.CONTIGUOUS and id(self) in Tensor._contiguous.refs: u = u.src[0]  # its own contiguous(): the assign makes it one
+    if not isinstance(self.device, str) or self.numel() == 0 or _through_reshapes(u).op in (Ops.COPY, Ops.BUFFER): return False
+    self.uop = UOp(Ops.ASSIGN, self.dtype, (view_of(new_buffer(self.device, self.numel(), self.dtype), self.shape), u), FILL)
+    Tensor._pending_assigns.add(self)
+    return True
   @property
   def lazydata(self) -> UOp: return self.uop
   @property
@@ -284,7 +304,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     took: dict[UOp, int] = {}
     for t in (Tensor._live if share else [*tensors, *pending]):
       if (nu := becomes.get(t.uop)) is not None:
-        if t.uop.op is Ops.ASSIGN: Tensor._done_assigns[t.uop] = (nu, weakref.ref(t))
+        for a in _assign_chain(t.uop): Tensor._done_assigns[a] = (nu, weakref.ref(t))  # each write of a chain: done
         t._lazy, t.uop = t.uop, nu
         took[nu] = took.get(nu, 0) + 1
     for nu, n in took.items():
@@ -294,8 +314,10 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   def _read_done_assigns(ts: list[Tensor]) -> None:
     """Each tensor's graph with the assigns already run standing for their buffers. Only a done assign something
     refers to (a graph's node) can be in a graph: the references counted are the loop's three (the item, u, the
-    call's) and the old graph its tensor keeps (_lazy), so nearly every realize walks no graph."""
-    held = {u: b for u, (b, h) in list(Tensor._done_assigns.items()) if sys.getrefcount(u) > 3 + ((o := h()) is not None and o._lazy is u)}
+    call's) and the old graph its tensor keeps (_lazy: it, or the next write of its chain), so nearly every realize
+    walks no graph."""
+    held = {u: b for u, (b, h) in list(Tensor._done_assigns.items())
+            if sys.getrefcount(u) > 3 + ((o := h()) is not None and any(a is u for a in _assign_chain(o._lazy)))}
     if not held or not any(u in held for u in UOp(Ops.SINK, dtypes.void, tuple(t.uop for t in ts)).toposort()): return
     for t in ts:
       if (hit := {u: held[u] for u in t.uop.toposort() if u in held}): t.uop = t.uop.substitute(hit)
@@ -411,8 +433,14 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     if x.shape != self.shape: raise ValueError(f"assign shape mismatch: {self.shape} <- {x.shape}")
     if x.device != self.device: raise ValueError(f"assign device mismatch: {self.device} <- {x.device}")
     if (into_base := self._assign_view(x)) is not None: return into_base
+    # after a pending assign (a lazily filled weight's first update, `t += 1; t *= 2`) this one is written next, in the
+    # same schedule: the scheduler orders the writes after the reads of each value
+    if (pending := self.uop).op is Ops.ASSIGN and len(pending.src) == 2 and isinstance(self.device, str):
+      self.uop = UOp(Ops.ASSIGN, self.dtype, (pending, x.cast(self.dtype).uop))
+      Tensor._pending_assigns.add(self)
+      return self
     # the target must be a buffer; realizing it must not run other pending assigns early (readers of old values would miss them)
-    if not is_contiguous_view(pending := self.uop):
+    if not is_contiguous_view(pending):
       Tensor.realize_all([self], with_pending_assigns=False, share=False)
       # t += 1; t *= 2: x reads the first assign, now done; left in x's graph it would run again
       if pending.op is Ops.ASSIGN: x = Tensor(x.uop.substitute({pending: self.uop}))

@@ -45,6 +45,16 @@ def _bound_values(args: tuple, kwargs: dict) -> tuple:
   flat += [y for x in flat for y in (x if isinstance(x, (list, tuple)) else x.values() if isinstance(x, dict) else ())]
   return tuple((u.src[0].arg[0], u.src[1].arg) for u in flat if isinstance(u, UOp) and u.op is Ops.BIND)
 
+def _reads_pending(ts: list[Tensor]) -> bool:
+  """Does any of these graphs read a pending assign (which its realize must run, and hand to the tensor holding it), or
+  the buffer one writes (`d = t.detach(); t.assign(v)`: realized with the assign, d reads the new value)?"""
+  pending: set[UOp] = set()
+  for t in Tensor._pending_assigns:
+    if (u := t.uop).op is not Ops.ASSIGN: continue  # run since
+    while u.op is Ops.ASSIGN: pending.add(u); u = u.src[0]
+    pending.add(u.base)
+  return bool(ts and pending) and any(u in pending for u in UOp(Ops.SINK, src=tuple(t.uop for t in ts)).toposort())
+
 def _check_returns_tensors(ret: Any) -> None:
   """A replay returns the captured return value again: anything in it but tensors would be stale (a counter, a float)."""
   if ret is None or isinstance(ret, Tensor): return
@@ -192,14 +202,21 @@ class TinyJit:
     # X[samples] and Y[samples]: the draw) computed once. Not an input that is a node of another's graph (x and
     # x.clone(): the clone's contiguous would fold into x's buffer, one buffer for two inputs): those one by one, as before
     todo = [t for t in ts if not is_contiguous_view(t.uop)]
+    # the first call runs the function as it is: pending assigns its inputs don't read (weights and optimizer state
+    # filled lazily) wait for the function's own realize, so their kernels compile with its schedule. A capture runs
+    # them all first (a capture must not replay them)
+    pending = self.cnt >= 1 or _reads_pending(todo)
     if len(todo) > 1:
       graphs = [set(t.uop.toposort()) for t in todo]
       apart = [t for i, t in enumerate(todo) if not any(j != i and (t.uop in g or todo[j].uop in graphs[i]) for j, g in enumerate(graphs))]
-      if len(apart) > 1: Tensor.realize_all(apart)
+      if len(apart) > 1: Tensor.realize_all(apart, with_pending_assigns=pending)
     for t in ts:  # inputs must be buffers the kernels can read directly
-      t.realize()
+      if pending: t.realize()
+      elif not is_contiguous_view(t.uop): Tensor.realize_all([t], with_pending_assigns=False)
       if not is_contiguous_view(t.uop):
-        t.uop = t.contiguous().realize().uop
+        c = t.contiguous()
+        Tensor.realize_all([c], with_pending_assigns=pending)
+        t.uop = c.uop
     return names, ts
 
   def __call__(self, *args, **kwargs) -> Any:

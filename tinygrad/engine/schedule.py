@@ -9,6 +9,7 @@ from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewr
 from tinygrad.engine.scatter import scatter_assign
 
 _buffer_num = itertools.count()
+FILL = "fill"  # the arg of an ASSIGN that gives a new buffer its first value (Tensor._fill_later)
 MAX_NESTED_REDUCE = 8  # the largest reduction that may run inside its reader's loop instead of ending a kernel
 def new_buffer(device: str, size: int, dtype) -> UOp:
   return UOp(Ops.BUFFER, dtype, (UOp(Ops.DEVICE, arg=device),), (next(_buffer_num), size))
@@ -51,6 +52,22 @@ pm_early = PatternMatcher([
   (UPat(Ops.SHRINK, name="m", src=(UPat.var("x"),)), lambda m, x: x if m.shape == x.shape else None),
   (UPat(Ops.FLIP, name="m", src=(UPat.var("x"),)), lambda m, x: x if not any(m.arg) else None),
 ])
+
+_CONST_OPS = GroupOp.Elementwise | GroupOp.Movement | {Ops.CONST, Ops.DEVICE, Ops.DEFINE_VAR, Ops.BIND}
+def _own_constants(s: UOp) -> UOp | None:
+  """A target computed from constants alone (Tensor.ones(32)) gets its buffer at the sink, not as the node: the node is
+  hash-consed, and another reader of the same constant (a pending assign of Tensor.ones(32) into a weight, another
+  target's graph) computes it itself instead of copying this target's buffer (tinygrad never realizes a constant)."""
+  new = tuple(UOp(Ops.CONTIGUOUS, t.dtype, (t,)) if _is_constant(t) else t for t in s.src)
+  return None if all(a is b for a, b in zip(new, s.src)) else s.replace(src=new)
+def _is_constant(t: UOp) -> bool:
+  seen, stack = {t}, [t]
+  while stack:  # stops at the first node that is not a constant's (nearly every target: a buffer, a kernel's output)
+    if (u := stack.pop()).op not in _CONST_OPS: return False
+    for s in u.src:
+      if s not in seen: seen.add(s); stack.append(s)
+  return True
+pm_own_constants = PatternMatcher([(UPat(Ops.SINK, name="s"), _own_constants)])
 
 def find_realize(sink: UOp) -> set[UOp]:
   """The nodes that get their own buffer: the targets, copies' sources, and reductions that can't fuse forward."""
@@ -126,9 +143,17 @@ def _assign(ctx: list[ScheduleItem], a: UOp, t: UOp, x: UOp) -> UOp:
   if target.op is not Ops.BUFFER: raise RuntimeError("assign target must be a realized tensor")
   if _reads_moved(x, target): x = _kernel(ctx, a, x)  # compute into a temporary first, so no kernel reads what it overwrites
   new = alias_buffer(target)
-  ctx.append(ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(new, UOp(Ops.RESHAPE, x.dtype, (x,), target.shape) if x.shape != target.shape else x)),)), (new,), target))
+  # a fill (Tensor._fill_later: a new buffer's first value) stores the value in its shape, as a realize's kernel does
+  if x.shape != target.shape and a.arg != FILL: x = UOp(Ops.RESHAPE, x.dtype, (x,), target.shape)
+  ctx.append(ScheduleItem("kernel", UOp(Ops.SINK, src=(UOp(Ops.STORE, src=(new, x)),)), (new,), target))
   return view_of(new, a.shape)
+def _assign_view(ctx: list[ScheduleItem], r: UOp, b: UOp) -> UOp | None:
+  """A reshape of what an assign in this schedule wrote (a lazily filled weight read by the step that fills it) is
+  one reshape of the buffer, as it is read once the weight is a buffer (pm_early): the next step's kernel, not another."""
+  if not any(it.overwrites is not None and it.outputs[0] is b for it in reversed(ctx)): return None
+  return b if r.shape == b.shape else UOp(Ops.RESHAPE, b.dtype, (b,), r.arg)
 pm_kernels = PatternMatcher([
+  (UPat(Ops.RESHAPE, name="r", src=(UPat(Ops.RESHAPE, src=(UPat(Ops.BUFFER, name="b"),)),)), _assign_view),
   (UPat(Ops.CONTIGUOUS, name="c", src=(UPat.var("x"),)), _kernel),
   (UPat(Ops.COPY, name="c", src=(UPat.var("x"), UPat(Ops.DEVICE, name="d"))), _copy),
   (UPat(Ops.ASSIGN, name="a", src=(UPat.var("t"), UPat.var("x"))), _assign),
@@ -216,6 +241,7 @@ def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, U
     return items, {t: UOp(Ops.MULTI, lt.dtype, tuple(becomes[s] for s in lt.src), lt.arg) if lt.op is Ops.MULTI else becomes[lt]
                    for t, lt in zip(targets, lowered)}
   sink = graph_rewrite(sink, pm_early, name="schedule: remove no-op movement")
+  sink = graph_rewrite(sink, pm_own_constants, name="schedule: constants' own buffers")
   from tinygrad.engine.split_reduce import split_reductions
   sink = split_reductions(sink)  # a big reduction with a small output in two kernels
   sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink)), bottom_up=True, name="schedule: mark realize points")

@@ -48,8 +48,10 @@ def _template(items: list[ScheduleItem], becomes: dict[UOp, UOp], leaves: list[U
     for o in it.outputs:
       if o in ref: continue
       if it.overwrites is not None:
-        if ref.get(it.overwrites, ("made",))[0] != "leaf": return None
-        made.append(("alias", ref[it.overwrites][1]))
+        r = ref.get(it.overwrites, ("made", -1))
+        if r[0] == "made" and r[1] >= 0 and made[r[1]][0] == "alias": r = ("leaf", made[r[1]][1])  # a chain's next write (t += 1; t *= 2)
+        if r[0] != "leaf": return None
+        made.append(("alias", r[1]))
       else: made.append(("new", o.src[0].arg, o.arg[1], o.dtype))
       ref[o] = ("made", len(made) - 1)
     srcs = it.bufs if it.kind == "kernel" else [_base(it.ast.src[0])]

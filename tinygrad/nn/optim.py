@@ -13,7 +13,7 @@ def _like(x: Tensor, p: Tensor) -> Tensor:
   return x.shard_like(p) if isinstance(p.device, tuple) else x.to(p.device)
 
 def _zeros_like(p: Tensor) -> Tensor:
-  return Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False).contiguous()
+  return Tensor.zeros(*p.shape, device=p.device, dtype=dtypes.float32, requires_grad=False)
 
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
@@ -26,23 +26,24 @@ class Optimizer:
     self.buffers = dedup([p for p in params if not p.requires_grad])
     # the learning rate and the optimizer's state are kept in at least float32 (tinygrad: a half model's update would overflow)
     self.device = self.params[0].device  # where lr lives (tinygrad's optimizer.device: lr schedulers make their counters there)
-    # initial values computed now, once: a still-lazy random init would otherwise be fused into (and recomputed by)
-    # every kernel of the first step that reads the weight, and compiled for that one step (a small GPT's first run:
-    # 26 s -> 14.5 s, a third fewer kernels to optimize and compile). The optimizer's state with them: each state
-    # tensor is scheduled as it is made, as before (the same buffers and kernels), but all of them run as one
-    # schedule, so their kernels compile together rather than each waiting for a compiler of its own. Traced, each
-    # schedule runs at once, as the trace has always shown them
-    self._run = tracing.tracer is not None
-    self._items = Tensor.realize_all(self.params + self.buffers, run=self._run)
+    # the initial values get buffers of their own (a still-lazy random init would otherwise be fused into, and recomputed
+    # by, every kernel of the first step that reads the weight), filled lazily, as tinygrad initializes: by the next
+    # realize (the first step's), whose schedule computes them with the step (one compile, beside the step's codegen)
+    # rather than each init waiting for a compiler. What can't wait (a copy of host data, multi-device state) is
+    # scheduled now and run as one schedule; traced, each such schedule runs at once, as the trace has always shown them
+    self._run, self._items = tracing.tracer is not None, []
+    self._keep(*(self.params + self.buffers))
     self.lr = self._keep(Tensor([lr], requires_grad=False, device=self.device, dtype=least_upper_dtype(dtypes.default_float, dtypes.float32)).contiguous())
     self._new_state()
-    if not self._run: run_schedule(self._items)
+    if self._items: run_schedule(self._items)
     del self._items, self._run
-  def _keep(self, t: Tensor) -> Tensor:
-    """t scheduled now, run with the parameters' schedule: a state tensor must be scheduled before the next is made
-    (two contiguous zeros of one shape are one UOp: made together, they would be computed into one buffer)."""
-    self._items += Tensor.realize_all([t], run=self._run)
-    return t
+  def _keep(self, *ts: Tensor) -> Tensor:
+    """ts each in a buffer of its own: filled by the next realize, or scheduled now (run with the others at the end of
+    __init__) for one that can't wait. A state tensor must be kept before the next is made (two zeros of one shape are
+    one UOp: made together, they would be computed into one buffer)."""
+    if now := [t for t in ts if not t._fill_later()]:
+      self._items += Tensor.realize_all(now, with_pending_assigns=False, run=self._run)
+    return ts[-1]
   def _new_state(self) -> None:
     """Make the optimizer's state tensors (attributes of self), each through _keep."""
   def zero_grad(self) -> None:
@@ -126,7 +127,7 @@ class LAMB(Optimizer):
     super().__init__(params, lr)
   def _new_state(self) -> None:
     dev = self.params[0].device
-    self.b1_t, self.b2_t = (self._keep(Tensor.ones(1, device=dev, dtype=dtypes.float32, requires_grad=False).contiguous()) for _ in range(2))
+    self.b1_t, self.b2_t = (self._keep(Tensor.ones(1, device=dev, dtype=dtypes.float32, requires_grad=False)) for _ in range(2))
     self.m = [self._keep(_zeros_like(p)) for p in self.params]
     self.v = [self._keep(_zeros_like(p)) for p in self.params]
   def _step(self) -> list[Tensor]:
