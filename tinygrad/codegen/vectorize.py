@@ -93,7 +93,7 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
   def lane(x: UOp, k: int) -> UOp:  # x with V = k; rebuilds only what depends on V, shared across the kernel's loads
     if not dep[x]: return x
     # presimplify: simplified as it is made, from its sources' simplified lanes: what simp gave the raw lane (node_rewriter)
-    if (y := lane_memo[k].get(x)) is None: y = lane_memo[k][x] = simp(UOp(x.op, x.dtype, tuple(lane(s, k) for s in x.src), x.arg))
+    if (y := lane_memo[k].get(x)) is None: y = lane_memo[k][x] = simp(UOp(x.op, x.dtype, tuple([lane(s, k) for s in x.src]), x.arg))
     return y
   for u in topo:
     if u.op is Ops.REDUCE and reduce_range in u.src[1:]:
@@ -103,7 +103,7 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
       while len(lanes) > 1: lanes = [UOp(u.arg, u.dtype, (lanes[i], lanes[i + 1])) for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
       new[u] = lanes[0]; continue
     if u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg); continue
-    if not dep[u]: new[u] = u if all(new[s] is s for s in u.src) else u.replace(src=tuple(new[s] for s in u.src)); continue
+    if not dep[u]: new[u] = u if (ns := tuple([new[s] for s in u.src])) == u.src else u.replace(src=ns); continue  # == : identity of each
     if u is V: continue
     if u.op in VEC_CMP and u.src[0].dtype == dtypes.float32:
       new[u] = UOp(u.op, dtypes.bool.vec(width), tuple(new[s] for s in u.src)); continue

@@ -219,6 +219,10 @@ class UOp(metaclass=UOpMetaClass):
     # missing slot's AttributeError cost more than the read). Sources first, but only where the bounds are computed from them (an int node, a
     # RANGE): a float node's are its dtype's (or a constant's value), so a comparison of floats doesn't walk their graph
     if (r := self._vminmax) is None:
+      for s in self.src:  # most often every source has its bounds: this node's at once
+        if s._vminmax is None: break
+      else:
+        _set_vminmax(self, r := _compute_minmax(self)); return r
       stack = [self]
       while stack:
         u = stack[-1]

@@ -24,7 +24,7 @@ def _fold_by_range(x: UOp) -> UOp | None:
   # an integer expression whose bounds meet is that constant (e.g. a RANGE of size 1, or (i%4) < 4). Tried on every
   # ALU node a rewrite visits: the float ones leave at the first test
   if not is_intlike(x.dtype) or x.op is Ops.CONST: return None
-  lo, hi = x._minmax()
+  lo, hi = x._vminmax or x._minmax()
   return x.const_like(lo) if lo == hi else None
 
 def _mul_zero(x: UOp, c: UOp) -> UOp | None:
