@@ -5,7 +5,7 @@ from typing import Any, Sequence
 from tinygrad.dtype import DType, DTypeError, dtypes, to_dtype, least_upper_dtype, least_upper_float, f32_to_bf16_bits, float_to_fp8, NO_NUMPY
 from tinygrad.dtype import _to_np_dtype  # noqa: F401  (tinygrad's tests import it from tinygrad.tensor)
 from tinygrad.helpers import prod, normalize_axis, all_int, flatten, ceildiv
-from tinygrad.uop.ops import UOp, Ops, GroupOp, track_context
+from tinygrad.uop.ops import UOp, Ops, GroupOp, track_context, _as_dtype
 from tinygrad import tracing
 from tinygrad.helpers import perf_ns
 from tinygrad.device import Device, Buffer, buffers
@@ -89,9 +89,18 @@ def _bound_value(x: Any) -> int | None:
   except TypeError: return None
 
 def _const(val: Any, dtype: DType, device: str, shape: tuple[int, ...] = ()) -> UOp:
-  c = UOp(Ops.CONST, dtype, (UOp(Ops.DEVICE, arg=device),), UOp.const(dtype, val).arg)
+  c = UOp(Ops.CONST, dtype, (UOp(Ops.DEVICE, arg=device),), _as_dtype(dtype, val))  # UOp.const's arg, without its node
   if not shape: return c
   return UOp(Ops.EXPAND, dtype, (UOp(Ops.RESHAPE, dtype, (c,), (1,) * len(shape)),), tuple(shape))
+
+def _scalar_to(val: Any, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
+  """A Python scalar as a binary op takes it, broadcast to shape: the nodes Tensor._broadcast_to makes of its constant
+  (a RESHAPE adding the dims, an EXPAND where a dim isn't 1), without a Tensor for each."""
+  c = _const(val, dtype, device)
+  if not shape: return c
+  ones = (1,) * len(shape)
+  c = UOp(Ops.RESHAPE, dtype, (c,), ones)
+  return c if shape == ones else UOp(Ops.EXPAND, dtype, (c,), shape)
 
 def _placed_const(t: Tensor, device: Any) -> Tensor:
   """A device-less constant (Tensor(UOp.const(dtypes.float, 1.0))) made on device; anything else as it is."""
@@ -99,6 +108,7 @@ def _placed_const(t: Tensor, device: Any) -> Tensor:
   return Tensor.full(t.shape, t.uop.base.arg, t.dtype, device)
 
 def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  if all(s == shapes[0] for s in shapes[1:]): return tuple(shapes[0])  # the same shapes: most binary ops
   nd = max(len(s) for s in shapes)
   padded = [(1,) * (nd - len(s)) + s for s in shapes]
   out = []
@@ -887,13 +897,20 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   # ----- elementwise
   def _to_tensor(self, y: Any) -> Tensor:
     if isinstance(y, Tensor): return y
-    if isinstance(y, (bool, int, float)):
-      dt = self.dtype
-      if isinstance(y, float) and not dtypes.is_float(dt): dt = dtypes.default_float
-      elif isinstance(y, int) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
-      return Tensor(_const(y, dt, self.device))
+    if isinstance(y, (bool, int, float)): return Tensor(_const(y, self._scalar_dtype(y), self.device))
     return Tensor(y, device=self.device)
+  def _scalar_dtype(self, y: bool | int | float) -> DType:
+    """The dtype a Python scalar takes beside this tensor: the tensor's, a float beside ints the default float, an int
+    beside bools the default int."""
+    if isinstance(y, float) and not dtypes.is_float(self.dtype): return dtypes.default_float
+    if isinstance(y, int) and not isinstance(y, bool) and self.dtype == dtypes.bool: return dtypes.default_int
+    return self.dtype
   def _broadcasted(self, y: Any, reverse: bool = False, match_dtype: bool = True) -> tuple[Tensor, Tensor]:
+    if isinstance(y, (bool, int, float)) and isinstance(dev := self.device, str):  # `x * 2`: most binary ops
+      dt = self._scalar_dtype(y)
+      if dt == self.dtype or not match_dtype:  # nothing to cast: the constant broadcast to x's shape
+        c = Tensor(_scalar_to(y, dt, dev, self.shape))
+        return (c, self) if reverse else (self, c)
     x, yt = self, self._to_tensor(y)
     if reverse: x, yt = yt, x
     if x.device is None or yt.device is None: x, yt = _placed_const(x, yt.device), _placed_const(yt, x.device)
@@ -902,7 +919,12 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
       dt = least_upper_dtype(x.dtype, yt.dtype)
       x, yt = x.cast(dt), yt.cast(dt)
     shape = _broadcast_shape(x.shape, yt.shape)
-    return x._broadcast_to(shape), yt._broadcast_to(shape)
+    return x._broadcast_as(shape), yt._broadcast_as(shape)
+  def _broadcast_as(self, shape: tuple[int, ...]) -> Tensor:
+    """_broadcast_to a shape it broadcasts to (one from _broadcast_shape): the same nodes, made as UOps, no Tensor each."""
+    if (u := self.uop).shape == shape: return self
+    if len(u.shape) < len(shape): u = UOp(Ops.RESHAPE, u.dtype, (u,), (1,) * (len(shape) - len(u.shape)) + u.shape)
+    return self._new(u if u.shape == shape else UOp(Ops.EXPAND, u.dtype, (u,), shape))
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
     if self.ndim < len(shape): return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
@@ -978,11 +1000,12 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     if xt is None and yt is None:
       dt = dtypes.from_py(x) if type(x) == type(y) else least_upper_dtype(dtypes.from_py(x), dtypes.from_py(y))
       xt, yt = Tensor(_const(x, dt, self.device)), Tensor(_const(y, dt, self.device))
-    elif xt is None: xt = yt._to_tensor(x)  # type: ignore[union-attr]
-    elif yt is None: yt = xt._to_tensor(y)
-    xb, yb = xt._broadcasted(yt)  # type: ignore[union-attr]
+    # a scalar beside a tensor: as _broadcasted takes it (the constant _to_tensor makes, broadcast the same way)
+    if xt is None: xb, yb = yt._broadcasted(x, reverse=True)  # type: ignore[union-attr]
+    elif yt is None: xb, yb = xt._broadcasted(y)
+    else: xb, yb = xt._broadcasted(yt)  # type: ignore[union-attr]
     shape = _broadcast_shape(cond.shape, xb.shape)
-    return cond._broadcast_to(shape)._alu(Ops.WHERE, xb._broadcast_to(shape), yb._broadcast_to(shape), dtype=xb.dtype)
+    return cond._broadcast_as(shape)._alu(Ops.WHERE, xb._broadcast_as(shape), yb._broadcast_as(shape), dtype=xb.dtype)
   def logical_not(self) -> Tensor: return self.bool()._alu(Ops.NEG)
   def neg(self) -> Tensor: return -self
   def __neg__(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self._alu(Ops.NEG)
