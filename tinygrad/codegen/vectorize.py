@@ -73,10 +73,10 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
   stores scattered lane by lane. reduce_range: V is the lane of that reduce range (split by split_reduce), so each
   sum over it ends with a sum (or max) of its lanes. None when some node can't be a vector (then the caller copies
   the body per lane instead). Only float arithmetic, comparisons and selects (a ReLU), and sum/product/max reductions
-  are vectorized. presimplify: each new index (a vector's base, a lane's copy of a gathered or scattered index, a lane
-  mask) is simplified (symbolic) where it is made, so the caller's symbolic rewrite of the result finds the vector code
-  above them already built on simplified sources, not rebuilt: the same result (a subgraph swapped for its fixed
-  point), not the same steps, so only for a plan the trace does not show."""
+  are vectorized. presimplify: each new node (the vector code, a lane's copy of a gathered or scattered index, a lane
+  mask) is simplified (symbolic) as it is made, from simplified sources, so the caller's symbolic rewrite of the result
+  finds a fixed point, nothing to rebuild: the same result (each node is what that rewrite makes of it), not the same
+  steps, so only for a plan the trace does not show."""
   rw = node_rewriter(symbolic) if presimplify else None
   def simp(u: UOp) -> UOp: return u if rw is None else rw(u)
   topo = sink.toposort()
@@ -98,15 +98,15 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
   for u in topo:
     if u.op is Ops.REDUCE and reduce_range in u.src[1:]:
       if u.arg not in (Ops.ADD, Ops.MAX) or u.dtype != dtypes.float32 or not dep[u.src[0]]: return None
-      acc = UOp(Ops.REDUCE, u.dtype.vec(width), (new[u.src[0]], *u.src[1:]), u.arg)
-      lanes = [UOp(Ops.GEP, u.dtype, (acc,), k) for k in range(width)]
-      while len(lanes) > 1: lanes = [UOp(u.arg, u.dtype, (lanes[i], lanes[i + 1])) for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
+      acc = simp(UOp(Ops.REDUCE, u.dtype.vec(width), (new[u.src[0]], *u.src[1:]), u.arg))
+      lanes = [simp(UOp(Ops.GEP, u.dtype, (acc,), k)) for k in range(width)]
+      while len(lanes) > 1: lanes = [simp(UOp(u.arg, u.dtype, (lanes[i], lanes[i + 1]))) for i in range(0, len(lanes), 2)]  # a tree: short dependency chain
       new[u] = lanes[0]; continue
-    if u.op is Ops.SINK: new[u] = UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg); continue
-    if not dep[u]: new[u] = u if (ns := tuple([new[s] for s in u.src])) == u.src else u.replace(src=ns); continue  # == : identity of each
+    if u.op is Ops.SINK: new[u] = simp(UOp(Ops.SINK, u.dtype, tuple(x for s in u.src for x in (scattered[s] if s in scattered else [new[s]])), u.arg)); continue
+    if not dep[u]: new[u] = u if (ns := tuple([new[s] for s in u.src])) == u.src else simp(u.replace(src=ns)); continue  # == : identity of each
     if u is V: continue
     if u.op in VEC_CMP and u.src[0].dtype == dtypes.float32:
-      new[u] = UOp(u.op, dtypes.bool.vec(width), tuple(new[s] for s in u.src)); continue
+      new[u] = simp(UOp(u.op, dtypes.bool.vec(width), tuple(new[s] for s in u.src))); continue
     if is_intlike(u.dtype):  # index arithmetic and gates: may only feed addresses and selects
       if not all(u in c.src[1:] if c.op is Ops.LOAD else c.src[1] is u if c.op is Ops.STORE else c.src[0] is u if c.op is Ops.WHERE
                  else is_intlike(c.dtype) for c in users.get(u, [])): return None
@@ -115,18 +115,18 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
       continue
     if u.op is Ops.LOAD:
       if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
-        new[u] = UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], simp(base), *[new[s] for s in u.src[2:]]))
+        new[u] = simp(UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], simp(base), *[new[s] for s in u.src[2:]])))
       else: new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width))))  # one scalar load per lane
     elif u.op is Ops.STORE:
       if not dep[u.src[2]]: return None
-      if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = UOp(Ops.STORE, dtypes.void, (u.src[0], simp(base), new[u.src[2]]))
+      if dep[u.src[1]] and (base := _base(u.src[1], V, width)) is not None: new[u] = simp(UOp(Ops.STORE, dtypes.void, (u.src[0], simp(base), new[u.src[2]])))
       elif dep[u.src[1]]:  # one scalar store per lane
-        scattered[u] = [UOp(Ops.STORE, dtypes.void, (u.src[0], simp(lane(u.src[1], k)), UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))) for k in range(width)]
+        scattered[u] = [simp(UOp(Ops.STORE, dtypes.void, (u.src[0], simp(lane(u.src[1], k)), simp(UOp(Ops.GEP, u.src[2].dtype, (new[u.src[2]],), k))))) for k in range(width)]
       else: return None
     elif u.op in VEC_ALU and u.dtype == dtypes.float32:
-      new[u] = UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
+      new[u] = simp(UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg))
     elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL, Ops.MAX) and u.dtype == dtypes.float32 and reduce_range is None:
-      new[u] = UOp(Ops.REDUCE, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg)
+      new[u] = simp(UOp(Ops.REDUCE, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg))
     else: return None
   return new[sink]
 
