@@ -18,10 +18,11 @@ def threefry2x32(x0: Any, x1: Any, k0: Any, k1: Any, wrap=lambda v: v) -> tuple[
   """Threefry-2x32 of the pair (x0, x1) under key (k0, k1), as tinygrad's THREEFRY: on Python ints (wrap masks to 32
   bits) or on uint32 tensors (which wrap by themselves)."""
   if isinstance(x0, int): return _rounds(x0, x1, k0, k1, wrap)
-  # ~150 ops a chain, each a Tensor made and checked (its int graph searched for a bound variable): on _Words, the
+  # ~125 ops a chain, each a Tensor made and checked (its int graph searched for a bound variable): on _Words, the
   # very UOps those Tensor ops make (hash-consed: the same nodes, so the same kernels), without the Tensors
   from tinygrad.tensor import Tensor
-  if len({(t.dtype, t.device) for t in (x0, x1, k0, k1)}) != 1: raise TypeError(f"threefry2x32: words of one dtype on one device, got {[(t.dtype, t.device) for t in (x0, x1, k0, k1)]}")
+  if len(kinds := {(t.dtype, t.device) for t in (x0, x1, k0, k1)}) != 1:
+    raise TypeError(f"threefry2x32: words of one dtype on one device, got {sorted(map(str, kinds))}")
   ctx = _Graph(x0.dtype, x0.device)
   a, b = _rounds(*(_Words(t.uop, t.shape, ctx) for t in (x0, x1, k0, k1)), wrap)
   return Tensor(a.u), Tensor(b.u)
