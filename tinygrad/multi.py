@@ -179,8 +179,8 @@ def reshard(x: UOp, axis: int | None) -> UOp:
   if axis is not None: check_divides(x.shape, axis, len(x.device))
   return multi([UOp(Ops.MSELECT, x.dtype, (x,), (i, axis)) for i in range(len(x.device))], axis)
 
-def has_multi(sink: UOp) -> bool:
-  return any(u.op in (Ops.MULTI, Ops.MSELECT) or (u.op is Ops.DEVICE and isinstance(u.arg, tuple)) for u in sink.toposort())
+def is_multi_node(u: UOp) -> bool: return u.op is Ops.MULTI or u.op is Ops.MSELECT or (u.op is Ops.DEVICE and isinstance(u.arg, tuple))
+def has_multi(sink: UOp) -> bool: return any(is_multi_node(u) for u in sink.toposort())
 
 def lower_multi(sink: UOp) -> UOp:
   """The graph with every multi-device value a MULTI of single-device graphs (only at the roots)."""

@@ -296,11 +296,11 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
       if run: run_schedule(items)
     else:
       made = []
-      def traced(ts: list[UOp]):  # a schedule made anew is a context of rewrites; a cached one's are in the trace already
-        name, detail, loc = schedule_label(ts)  # named by the user's line that realized it
+      def traced(ts: list[UOp], topo: list[UOp] | None = None):  # a schedule made anew is a context of rewrites; a cached
+        name, detail, loc = schedule_label(ts)  # one's are in the trace already. Named by the user's line that realized it
         with track_context("schedule", name, detail, loc) as tc:
           made.append(tc.id)
-          return create_schedule(ts)
+          return create_schedule(ts, topo)
       st = perf_ns()
       items, becomes, hit = cached_schedule(targets, traced)
       if DEBUG >= 2: debug_schedule(items, hit, st)

@@ -5,7 +5,7 @@ import itertools, os, sys
 from dataclasses import dataclass
 from typing import Literal
 from tinygrad.helpers import prod
-from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite
+from tinygrad.uop.ops import UOp, UPat, Ops, GroupOp, PatternMatcher, graph_rewrite, traced
 from tinygrad.engine.scatter import scatter_assign
 
 _buffer_num = itertools.count()
@@ -69,9 +69,10 @@ def _is_constant(t: UOp) -> bool:
   return True
 pm_own_constants = PatternMatcher([(UPat(Ops.SINK, name="s"), _own_constants)])
 
-def find_realize(sink: UOp) -> set[UOp]:
-  """The nodes that get their own buffer: the targets, copies' sources, and reductions that can't fuse forward."""
-  topo = sink.toposort()
+def find_realize(sink: UOp, topo: list[UOp] | None = None) -> set[UOp]:
+  """The nodes that get their own buffer: the targets, copies' sources, and reductions that can't fuse forward.
+  topo: sink's toposort, where the caller has it."""
+  if topo is None: topo = sink.toposort()
   children: dict[UOp, list[UOp]] = {}
   for u in topo:
     for s in u.src: children.setdefault(s, []).append(u)
@@ -163,7 +164,8 @@ pm_kernels = PatternMatcher([
 def _item_deps(items: list[ScheduleItem]) -> tuple[list[set[UOp]], list[set[int]]]:
   """What each item reads, and the items that must run before it: the writers of what it reads, and, for an assign,
   every other reader of the buffer's old value (it must read before the assign overwrites)."""
-  reads = [{u for u in it.ast.toposort() if u.op is Ops.BUFFER} - set(it.outputs) for it in items]
+  # a kernel's buffers are its parameters' (kernel_params walked its graph already)
+  reads = [(set(it.bufs) if it.bufs is not None else {u for u in it.ast.toposort() if u.op is Ops.BUFFER}) - set(it.outputs) for it in items]
   writer = {o: i for i, it in enumerate(items) for o in it.outputs}
   deps: list[set[int]] = [{writer[b] for b in rd if b in writer} for rd in reads]
   for j, it in enumerate(items):
@@ -228,23 +230,38 @@ def schedule_label(targets: list[UOp]) -> tuple[str, str, tuple[str, int]]:
   shapes = ", ".join(str(u.shape) for u in targets[:4]) + (f" … {len(targets)} tensors" if len(targets) > 4 else "")
   return (f"{fn} · {where}" if fn and not fn.startswith("<") else where), shapes, (file, line)
 
-def create_schedule(targets: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
-  """Returns the kernels and copies in the order to run them, and what each target becomes (a view of a buffer)."""
+def create_schedule(targets: list[UOp], topo: list[UOp] | None = None) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+  """Returns the kernels and copies in the order to run them, and what each target becomes (a view of a buffer).
+  topo: the targets' SINK's toposort where the caller walked it already (the schedule cache's lookup)."""
   sink = UOp(Ops.SINK, src=tuple(targets))
+  from tinygrad.multi import has_multi, lower_multi, is_multi_node
+  # one walk of the graph answers what the steps below ask of it while it is unchanged (a rewrite that changes nothing
+  # returns the same sink): calls, multi-device values, big reductions, the realize points
+  walked = sink
+  if topo is None: topo = sink.toposort()
+  calls = multi = False
+  for u in topo:
+    if u.op is Ops.CALL or u.op is Ops.PARAM: calls = True
+    elif is_multi_node(u): multi = True
   # @function calls first (bottom up: a call is replaced before its body is visited, nested calls as they appear)
-  if any(u.op in (Ops.CALL, Ops.PARAM) for u in sink.toposort()): sink = graph_rewrite(sink, pm_inline_calls, bottom_up=True, name="schedule: inline calls")
-  from tinygrad.multi import has_multi, lower_multi
-  if has_multi(sink):  # multi-device tensors: schedule one graph per device, then put each target's pieces back together
+  if calls:
+    sink = graph_rewrite(sink, pm_inline_calls, bottom_up=True, name="schedule: inline calls")
+    multi, walked, topo = has_multi(sink), None, None  # the bodies' nodes are in the graph now, not in the walk
+  if multi:  # multi-device tensors: schedule one graph per device, then put each target's pieces back together
     lowered = lower_multi(sink).src
     flat = list(dict.fromkeys(s for t in lowered for s in (t.src if t.op is Ops.MULTI else (t,))))
     items, becomes = create_schedule(flat)
     return items, {t: UOp(Ops.MULTI, lt.dtype, tuple(becomes[s] for s in lt.src), lt.arg) if lt.op is Ops.MULTI else becomes[lt]
                    for t, lt in zip(targets, lowered)}
   sink = graph_rewrite(sink, pm_early, name="schedule: remove no-op movement")
-  sink = graph_rewrite(sink, pm_own_constants, name="schedule: constants' own buffers")
+  # its one rule is the SINK's: untraced, the rule itself (the rewrite would rebuild nothing else)
+  if traced(): sink = graph_rewrite(sink, pm_own_constants, name="schedule: constants' own buffers")
+  else: sink = _own_constants(sink) or sink
   from tinygrad.engine.split_reduce import split_reductions
-  sink = split_reductions(sink)  # a big reduction with a small output in two kernels
-  sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink)), bottom_up=True, name="schedule: mark realize points")
+  # a big reduction with a small output in two kernels; a reduction the walk before the rewrites above found is there
+  # still, the same shape, dtype and device (they remove no-op movement and DETACH, wrap constant targets)
+  sink = split_reductions(sink, topo if sink is walked else None, before=topo)
+  sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink, topo if sink is walked else None)), bottom_up=True, name="schedule: mark realize points")
   items: list[ScheduleItem] = []
   sink = graph_rewrite(sink, pm_kernels, ctx=items, name="schedule: split into kernels")
   for it in items:
@@ -256,6 +273,14 @@ pm_params = PatternMatcher([(UPat(Ops.BUFFER, name="b"), _to_param)])
 
 def kernel_params(item: ScheduleItem) -> tuple[UOp, list[UOp]]:
   """The kernel with its buffers turned into numbered parameters (so equal kernels share one program), and the buffers."""
-  bufs = list(item.outputs) + [u for u in item.ast.toposort() if u.op is Ops.BUFFER and u not in item.outputs]
+  topo = item.ast.toposort()
+  bufs = list(item.outputs) + [u for u in topo if u.op is Ops.BUFFER and u not in item.outputs]
   params = {b: UOp(Ops.DEFINE_GLOBAL, b.dtype, (), (i, b.arg[1])) for i, b in enumerate(bufs)}
-  return graph_rewrite(item.ast, pm_params, ctx=params, name="kernel: buffers to params"), bufs
+  if traced(): return graph_rewrite(item.ast, pm_params, ctx=params, name="kernel: buffers to params"), bufs
+  # untraced, the rebuild that rewrite makes (a BUFFER becomes its parameter, which nothing rewrites further), over the
+  # walk just made instead of the rewrite's own
+  memo: dict[UOp, UOp] = {}
+  for u in topo:
+    if (m := params.get(u)) is not None: memo[u] = m; continue
+    memo[u] = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, ns, u.arg)
+  return memo[item.ast], bufs

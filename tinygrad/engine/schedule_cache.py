@@ -85,12 +85,21 @@ def _instantiate(tpl: _Template, leaves: list[UOp], targets: list[UOp]) -> tuple
     return UOp(Ops.MULTI, srcs[0].dtype, srcs, b[1])
   return items, {t: view(b) for t, b in zip(targets, tpl.becomes)}
 
-def lookup(targets: list[UOp]) -> tuple[UOp | None, list[UOp], tuple[list[ScheduleItem], dict[UOp, UOp]] | None]:
-  """(key, the graph's buffers, the schedule if this graph was scheduled before, else None)."""
+def lookup(targets: list[UOp], topo: list[UOp] | None = None) -> tuple[UOp | None, list[UOp], tuple[list[ScheduleItem], dict[UOp, UOp]] | None]:
+  """(key, the graph's buffers, the schedule if this graph was scheduled before, else None). topo: a list the targets'
+  SINK's toposort is appended to (create_schedule reads it on a miss)."""
   if not ENABLED: return None, [], None
   sink = UOp(Ops.SINK, src=tuple(targets))
-  leaves = [u for u in sink.toposort() if u.op is Ops.BUFFER]
-  key = sink.substitute({b: UOp(Ops.BUFFER, b.dtype, b.src, ("slot", i, b.arg[1])) for i, b in enumerate(leaves)})
+  # the key is sink.substitute({each BUFFER: its numbered placeholder}), the buffers numbered in walk order: built in
+  # the same walk that finds them
+  walk = sink.toposort()
+  if topo is not None: topo.extend(walk)
+  leaves: list[UOp] = []
+  memo: dict[UOp, UOp] = {}
+  for u in walk:
+    if u.op is Ops.BUFFER: memo[u] = UOp(Ops.BUFFER, u.dtype, u.src, ("slot", len(leaves), u.arg[1])); leaves.append(u); continue
+    memo[u] = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, ns, u.arg)
+  key = memo[sink]
   if (tpl := _cache.get(key)) is None:
     stats["misses"] += 1
     return key, leaves, None
@@ -105,11 +114,13 @@ def store(key: UOp | None, leaves: list[UOp], targets: list[UOp], items: list[Sc
 
 Schedule = tuple[list[ScheduleItem], dict[UOp, UOp]]
 
-def cached_schedule(targets: list[UOp], make: Callable[[list[UOp]], Schedule] = create_schedule) -> tuple[list[ScheduleItem], dict[UOp, UOp], bool]:
-  """make(targets) (create_schedule), served from the cache when this graph (up to which buffers it reads) was
-  scheduled before; the last value says whether it was."""
-  key, leaves, hit = lookup(targets)
+def cached_schedule(targets: list[UOp], make: Callable[..., Schedule] = create_schedule) -> tuple[list[ScheduleItem], dict[UOp, UOp], bool]:
+  """make(targets, topo) (create_schedule), served from the cache when this graph (up to which buffers it reads) was
+  scheduled before; the last value says whether it was. topo: the targets' SINK's toposort, the lookup's walk (None
+  with the cache off)."""
+  topo: list[UOp] = []
+  key, leaves, hit = lookup(targets, topo)
   if hit is not None: return *hit, True
-  items, becomes = make(targets)
+  items, becomes = make(targets, topo or None)
   store(key, leaves, targets, items, becomes)
   return items, becomes, False

@@ -42,11 +42,13 @@ def _float_vector_input(x: UOp) -> bool:
 def splittable(r: UOp) -> bool:
   """A reduction worth two kernels: on a CPU, a float32 sum or max (_float_vector_input), few outputs, each the
   reduction of REDUCEOP_SPLIT_THRESHOLD elements or more."""
-  x = r.src[0]
+  return _big(r) and _float_vector_input(r.src[0])
+def _big(r: UOp) -> bool:
+  """splittable's tests of the reduction itself (a float32 sum or max on a CPU, few outputs, many elements each)."""
   if not SPLIT_REDUCEOP or r.arg[0] not in (Ops.ADD, Ops.MAX) or r.dtype != dtypes.float32: return False
   if not isinstance(dev := r.device, str) or not dev.startswith("CPU"): return False
   out = prod(r.shape)
-  return 0 < out <= MAX_OUTPUTS and prod(x.shape) // out >= _threshold() and _float_vector_input(x)
+  return 0 < out <= MAX_OUTPUTS and prod(r.src[0].shape) // out >= _threshold()
 
 def _split(ctx: set[UOp], r: UOp) -> UOp | None:
   if r in ctx or not splittable(r): return None
@@ -67,8 +69,10 @@ def _split(ctx: set[UOp], r: UOp) -> UOp | None:
 
 pm_split_reduce = PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="r"), _split)])
 
-def split_reductions(sink: UOp) -> UOp:
+def split_reductions(sink: UOp, topo: list[UOp] | None = None, before: list[UOp] | None = None) -> UOp:
   """The schedule's graph with each big reduction split (a rewrite only where there is one: other schedules' traces
-  are as before)."""
-  if not any(u.op is Ops.REDUCE_AXIS and splittable(u) for u in sink.toposort()): return sink
+  are as before). topo: sink's toposort where the caller has it; before: the toposort of a graph sink was made from by
+  rewrites that keep each reduction's shape, dtype and device (create_schedule's first ones): no big one there, none here."""
+  if before is not None and not any(u.op is Ops.REDUCE_AXIS and _big(u) for u in before): return sink
+  if not any(u.op is Ops.REDUCE_AXIS and splittable(u) for u in (topo if topo is not None else sink.toposort())): return sink
   return graph_rewrite(sink, pm_split_reduce, ctx=set(), name="schedule: split big reductions")
