@@ -83,7 +83,7 @@ def find_realize(sink: UOp, topo: list[UOp] | None = None) -> set[UOp]:
   # a reduction's result read through a movement op or by another reduction is materialized right there: at the last
   # elementwise node before that consumer (so a conv's bias and relu fuse into the conv, not into what reads it)
   has_reduce: dict[UOp, bool] = {}
-  for u in topo: has_reduce[u] = u.op is Ops.REDUCE_AXIS or (u.op in fusable and any(has_reduce[s] for s in u.src))
+  for u in topo: has_reduce[u] = u.op is Ops.REDUCE_AXIS or (u.op in fusable and any(map(has_reduce.__getitem__, u.src)))
   # ... except a short reduction (a window sum) whose one reader is another reduction, reached through ops that never
   # read an element twice (no EXPAND): it runs inside the reader's loop, nothing computed twice and no buffer between
   # (the two passes that sum a convolution's input gradient back into the image become one kernel)
@@ -118,7 +118,23 @@ def _mark(ctx: _Marker, x: UOp) -> UOp | None:
   if x not in ctx.realize or x in ctx.done: return None
   ctx.done.add(x)
   return UOp(Ops.CONTIGUOUS, x.dtype, (x,))
-pm_mark = PatternMatcher([(UPat(GroupOp.All - {Ops.SINK, Ops.CONTIGUOUS, Ops.ASSIGN, Ops.DEVICE}, name="x"), _mark)])
+_MARKED = GroupOp.All - {Ops.SINK, Ops.CONTIGUOUS, Ops.ASSIGN, Ops.DEVICE}
+pm_mark = PatternMatcher([(UPat(_MARKED, name="x"), _mark)])
+
+def mark_realize(sink: UOp, realize: set[UOp], topo: list[UOp]) -> UOp:
+  """sink with each realize point x as CONTIGUOUS(x): pm_mark's bottom-up rewrite. Untraced, what that rewrite makes,
+  made over topo (sink's toposort, find_realize's walk): each node rebuilt on its sources' results, a realize point
+  wrapped. Where a rebuilt or wrapped node is a node of the graph already (it holds both f(y) and f(y.contiguous()),
+  or y and y.contiguous() with y a realize point), the rewrite's visiting order decides: the rewrite then."""
+  if not traced():
+    nodes, memo = set(topo), {}
+    for u in topo:
+      nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, ns, u.arg)
+      if u in realize and u.op in _MARKED: nn = UOp(Ops.CONTIGUOUS, nn.dtype, (nn,))
+      if nn is not u and nn in nodes: break
+      memo[u] = nn
+    else: return memo[sink]
+  return graph_rewrite(sink, pm_mark, ctx=_Marker(realize), bottom_up=True, name="schedule: mark realize points")
 
 def _kernel(ctx: list[ScheduleItem], c: UOp, x: UOp) -> UOp:
   if is_contiguous_view(x): return x
@@ -261,7 +277,8 @@ def create_schedule(targets: list[UOp], topo: list[UOp] | None = None) -> tuple[
   # a big reduction with a small output in two kernels; a reduction the walk before the rewrites above found is there
   # still, the same shape, dtype and device (they remove no-op movement and DETACH, wrap constant targets)
   sink = split_reductions(sink, topo if sink is walked else None, before=topo)
-  sink = graph_rewrite(sink, pm_mark, ctx=_Marker(find_realize(sink, topo if sink is walked else None)), bottom_up=True, name="schedule: mark realize points")
+  if sink is not walked: topo = sink.toposort()
+  sink = mark_realize(sink, find_realize(sink, topo), topo)
   items: list[ScheduleItem] = []
   sink = graph_rewrite(sink, pm_kernels, ctx=items, name="schedule: split into kernels")
   for it in items:
