@@ -121,20 +121,45 @@ def _mark(ctx: _Marker, x: UOp) -> UOp | None:
 _MARKED = GroupOp.All - {Ops.SINK, Ops.CONTIGUOUS, Ops.ASSIGN, Ops.DEVICE}
 pm_mark = PatternMatcher([(UPat(_MARKED, name="x"), _mark)])
 
-def mark_realize(sink: UOp, realize: set[UOp], topo: list[UOp]) -> UOp:
-  """sink with each realize point x as CONTIGUOUS(x): pm_mark's bottom-up rewrite. Untraced, what that rewrite makes,
-  made over topo (sink's toposort, find_realize's walk): each node rebuilt on its sources' results, a realize point
-  wrapped. Where a rebuilt or wrapped node is a node of the graph already (it holds both f(y) and f(y.contiguous()),
-  or y and y.contiguous() with y a realize point), the rewrite's visiting order decides: the rewrite then."""
+def _like(n: UOp, u: UOp) -> UOp:
+  """n, a rebuild of u whose sources have their old shapes and devices, takes u's (what _fill would compute again)."""
+  n._shape, n._dev = u.shape, u.device
+  return n
+
+def mark_realize(sink: UOp, realize: set[UOp], topo: list[UOp]) -> tuple[UOp, list[UOp] | None]:
+  """sink with each realize point x as CONTIGUOUS(x): pm_mark's bottom-up rewrite, and the new graph's toposort where
+  it is known. Untraced, what that rewrite makes, made over topo (sink's toposort, find_realize's walk): each node
+  rebuilt on its sources' results, a realize point wrapped (its walk: topo with each wrap after what it wraps). Where a
+  rebuilt or wrapped node is a node of the graph already (it holds both f(y) and f(y.contiguous()), or y and
+  y.contiguous() with y a realize point), the rewrite's visiting order decides: the rewrite then."""
   if not traced():
-    nodes, memo = set(topo), {}
+    nodes, memo, walk = set(topo), {}, []
     for u in topo:
-      nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, ns, u.arg)
-      if u in realize and u.op in _MARKED: nn = UOp(Ops.CONTIGUOUS, nn.dtype, (nn,))
+      nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else _like(UOp(u.op, u.dtype, ns, u.arg), u)
+      if u in realize and u.op in _MARKED: walk.append(nn); nn = _like(UOp(Ops.CONTIGUOUS, nn.dtype, (nn,)), u)
       if nn is not u and nn in nodes: break
       memo[u] = nn
+      walk.append(nn)
+    else: return memo[sink], walk
+  return graph_rewrite(sink, pm_mark, ctx=_Marker(realize), bottom_up=True, name="schedule: mark realize points"), None
+
+def split_kernels(sink: UOp, items: list[ScheduleItem], topo: list[UOp] | None) -> UOp:
+  """pm_kernels' rewrite (items: the kernels and copies, in the order it makes them). Untraced, what that rewrite
+  makes, over topo (sink's toposort): each node rebuilt on its sources' results with its shape and device (each result
+  has the shape and device of what it replaces), then the table's rule for it. Every rule returns a node no rule
+  matches (a view of a new buffer, or a source); should one not, the rewrite, from the start."""
+  if not traced():
+    memo: dict[UOp, UOp] = {}
+    rw = pm_kernels.rewrite
+    for u in topo if topo is not None else sink.toposort():
+      nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else _like(UOp(u.op, u.dtype, ns, u.arg), u)
+      if (r := rw(nn, items)) is not None:
+        if not (r.op is Ops.BUFFER or (r.op is Ops.RESHAPE and r.src[0].op is Ops.BUFFER) or any(r is s for s in nn.src)): break
+        nn = r
+      memo[u] = nn
     else: return memo[sink]
-  return graph_rewrite(sink, pm_mark, ctx=_Marker(realize), bottom_up=True, name="schedule: mark realize points")
+    items.clear()
+  return graph_rewrite(sink, pm_kernels, ctx=items, name="schedule: split into kernels")
 
 def _kernel(ctx: list[ScheduleItem], c: UOp, x: UOp) -> UOp:
   if is_contiguous_view(x): return x
@@ -278,9 +303,9 @@ def create_schedule(targets: list[UOp], topo: list[UOp] | None = None) -> tuple[
   # still, the same shape, dtype and device (they remove no-op movement and DETACH, wrap constant targets)
   sink = split_reductions(sink, topo if sink is walked else None, before=topo)
   if sink is not walked: topo = sink.toposort()
-  sink = mark_realize(sink, find_realize(sink, topo), topo)
+  sink, topo = mark_realize(sink, find_realize(sink, topo), topo)
   items: list[ScheduleItem] = []
-  sink = graph_rewrite(sink, pm_kernels, ctx=items, name="schedule: split into kernels")
+  sink = split_kernels(sink, items, topo)
   for it in items:
     if it.kind == "kernel": it.params_ast, it.bufs = kernel_params(it)
   return order_items(items), dict(zip(targets, sink.src))
