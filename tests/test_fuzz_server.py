@@ -299,3 +299,15 @@ def test_env_settings(seeds, tmp_path, monkeypatch):
       assert s.get("/api/runs/1/tracks").status_code == 200
     finally: s.stop()
     _clean_log(s)
+
+def test_span_args_with_a_huge_int_read_back(tmp_path):
+  """A live run's span args are read back from the server's copy of the trace (Run.read_args, the /spans/T/I
+  endpoint's source): an int there past Python's 4,300-digit limit (the fuzz's /ingest frames got one in) comes back
+  as a number, not an exception (it was a 500 and a reset connection)."""
+  from viz.server.run import Run
+  path = tmp_path / "copy.tinyviz.jsonl"
+  head = '{"type":"header","format":"tinyviz-trace","version":1}\n'
+  span = '{"type":"span","track":"HOST","name":"big","start_ns":10,"end_ns":20,"cat":"user","args":{"n":' + HUGE + ',"ok":1}}\n'
+  path.write_text(head + span)
+  args = Run(1, "copy", "tinyviz", str(path), live=True).read_args(len(head))
+  assert args["ok"] == 1 and args["n"] == float("inf"), args
