@@ -143,6 +143,19 @@ def mark_realize(sink: UOp, realize: set[UOp], topo: list[UOp]) -> tuple[UOp, li
     else: return memo[sink], walk
   return graph_rewrite(sink, pm_mark, ctx=_Marker(realize), bottom_up=True, name="schedule: mark realize points"), None
 
+def remove_noop_movement(sink: UOp, topo: list[UOp] | None) -> UOp:
+  """pm_early's rewrite. Untraced, what that rewrite makes, over topo (sink's toposort): each node rebuilt on its
+  sources' results with its shape and device, then the table's rules until none matches (each returns a node of the same
+  shape and device made of finished nodes; the table has no ctx, so a node reached twice is made the same)."""
+  if traced(): return graph_rewrite(sink, pm_early, name="schedule: remove no-op movement")
+  memo: dict[UOp, UOp] = {}
+  rw = pm_early.rewrite
+  for u in topo if topo is not None else sink.toposort():
+    nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else _like(UOp(u.op, u.dtype, ns, u.arg), u)
+    while (r := rw(nn)) is not None: nn = r
+    memo[u] = nn
+  return memo[sink]
+
 def split_kernels(sink: UOp, items: list[ScheduleItem], topo: list[UOp] | None) -> UOp:
   """pm_kernels' rewrite (items: the kernels and copies, in the order it makes them). Untraced, what that rewrite
   makes, over topo (sink's toposort): each node rebuilt on its sources' results with its shape and device (each result
@@ -294,7 +307,7 @@ def create_schedule(targets: list[UOp], topo: list[UOp] | None = None) -> tuple[
     items, becomes = create_schedule(flat)
     return items, {t: UOp(Ops.MULTI, lt.dtype, tuple(becomes[s] for s in lt.src), lt.arg) if lt.op is Ops.MULTI else becomes[lt]
                    for t, lt in zip(targets, lowered)}
-  sink = graph_rewrite(sink, pm_early, name="schedule: remove no-op movement")
+  sink = remove_noop_movement(sink, topo if sink is walked else None)
   # its one rule is the SINK's: untraced, the rule itself (the rewrite would rebuild nothing else)
   if traced(): sink = graph_rewrite(sink, pm_own_constants, name="schedule: constants' own buffers")
   else: sink = _own_constants(sink) or sink
