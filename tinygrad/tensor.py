@@ -62,6 +62,14 @@ def _assign_chain(u: UOp | None) -> list[UOp]:
   while u is not None and u.op is Ops.ASSIGN: out.append(u); u = u.src[0]
   return out
 
+def _in_chain(u: UOp | None, a: UOp) -> bool:
+  """Is a one of the writes of u's assign chain (_assign_chain(u), without building it: every realize asks this of each
+  done assign)?"""
+  while u is not None and u.op is Ops.ASSIGN:
+    if u is a: return True
+    u = u.src[0]
+  return False
+
 def _int_of(x: Any) -> Any:
   """A bound variable (or int arithmetic of one, `n - start_pos`) in a pad/shrink stands for its value: shapes here are
   concrete (docs/engine.md)."""
@@ -327,7 +335,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     call's) and the old graph its tensor keeps (_lazy: it, or the next write of its chain), so nearly every realize
     walks no graph."""
     held = {u: b for u, (b, h) in list(Tensor._done_assigns.items())
-            if sys.getrefcount(u) > 3 + ((o := h()) is not None and any(a is u for a in _assign_chain(o._lazy)))}
+            if sys.getrefcount(u) > 3 + ((o := h()) is not None and _in_chain(o._lazy, u))}
     if not held or not any(u in held for u in UOp(Ops.SINK, dtypes.void, tuple(t.uop for t in ts)).toposort()): return
     for t in ts:
       if (hit := {u: held[u] for u in t.uop.toposort() if u in held}): t.uop = t.uop.substitute(hit)
