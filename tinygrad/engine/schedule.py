@@ -125,6 +125,10 @@ def _like(n: UOp, u: UOp) -> UOp:
   """n, a rebuild of u whose sources have their old shapes and devices, takes u's (what _fill would compute again)."""
   n._shape, n._dev = u.shape, u.device
   return n
+def _rebuilt(u: UOp, memo: dict[UOp, UOp]) -> UOp:
+  """u on its sources' results in memo (u itself where none changed), with u's shape and device: the untraced walks'
+  step, what a rewrite makes of a node before trying its rules."""
+  return u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else _like(UOp(u.op, u.dtype, ns, u.arg), u)
 
 def mark_realize(sink: UOp, realize: set[UOp], topo: list[UOp]) -> tuple[UOp, list[UOp] | None]:
   """sink with each realize point x as CONTIGUOUS(x): pm_mark's bottom-up rewrite, and the new graph's toposort where
@@ -135,7 +139,7 @@ def mark_realize(sink: UOp, realize: set[UOp], topo: list[UOp]) -> tuple[UOp, li
   if not traced():
     nodes, memo, walk = set(topo), {}, []
     for u in topo:
-      nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else _like(UOp(u.op, u.dtype, ns, u.arg), u)
+      nn = _rebuilt(u, memo)
       if u in realize and u.op in _MARKED: walk.append(nn); nn = _like(UOp(Ops.CONTIGUOUS, nn.dtype, (nn,)), u)
       if nn is not u and nn in nodes: break
       memo[u] = nn
@@ -151,7 +155,7 @@ def remove_noop_movement(sink: UOp, topo: list[UOp] | None) -> UOp:
   memo: dict[UOp, UOp] = {}
   rw = pm_early.rewrite
   for u in topo if topo is not None else sink.toposort():
-    nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else _like(UOp(u.op, u.dtype, ns, u.arg), u)
+    nn = _rebuilt(u, memo)
     while (r := rw(nn)) is not None: nn = r
     memo[u] = nn
   return memo[sink]
@@ -165,7 +169,7 @@ def split_kernels(sink: UOp, items: list[ScheduleItem], topo: list[UOp] | None) 
     memo: dict[UOp, UOp] = {}
     rw = pm_kernels.rewrite
     for u in topo if topo is not None else sink.toposort():
-      nn = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else _like(UOp(u.op, u.dtype, ns, u.arg), u)
+      nn = _rebuilt(u, memo)
       if (r := rw(nn, items)) is not None:
         if not (r.op is Ops.BUFFER or (r.op is Ops.RESHAPE and r.src[0].op is Ops.BUFFER) or any(r is s for s in nn.src)): break
         nn = r
@@ -334,8 +338,4 @@ def kernel_params(item: ScheduleItem) -> tuple[UOp, list[UOp]]:
   if traced(): return graph_rewrite(item.ast, pm_params, ctx=params, name="kernel: buffers to params"), bufs
   # untraced, the rebuild that rewrite makes (a BUFFER becomes its parameter, which nothing rewrites further), over the
   # walk just made instead of the rewrite's own
-  memo: dict[UOp, UOp] = {}
-  for u in topo:
-    if (m := params.get(u)) is not None: memo[u] = m; continue
-    memo[u] = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, ns, u.arg)
-  return memo[item.ast], bufs
+  return item.ast.substitute(params, topo), bufs

@@ -90,16 +90,11 @@ def lookup(targets: list[UOp], topo: list[UOp] | None = None) -> tuple[UOp | Non
   SINK's toposort is appended to (create_schedule reads it on a miss)."""
   if not ENABLED: return None, [], None
   sink = UOp(Ops.SINK, src=tuple(targets))
-  # the key is sink.substitute({each BUFFER: its numbered placeholder}), the buffers numbered in walk order: built in
-  # the same walk that finds them
+  # the key: each BUFFER a numbered placeholder, the buffers numbered in walk order (one walk finds them and builds it)
   walk = sink.toposort()
   if topo is not None: topo.extend(walk)
-  leaves: list[UOp] = []
-  memo: dict[UOp, UOp] = {}
-  for u in walk:
-    if u.op is Ops.BUFFER: memo[u] = UOp(Ops.BUFFER, u.dtype, u.src, ("slot", len(leaves), u.arg[1])); leaves.append(u); continue
-    memo[u] = u if (ns := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, ns, u.arg)
-  key = memo[sink]
+  leaves = [u for u in walk if u.op is Ops.BUFFER]
+  key = sink.substitute({b: UOp(Ops.BUFFER, b.dtype, b.src, ("slot", i, b.arg[1])) for i, b in enumerate(leaves)}, walk)
   if (tpl := _cache.get(key)) is None:
     stats["misses"] += 1
     return key, leaves, None

@@ -132,10 +132,11 @@ class UOp(metaclass=UOpMetaClass):
       for s in reversed(u.src):
         if s not in out: push(s)
     return out
-  def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
-    """This graph with each key of `mapping` replaced by its value (a plain rebuild, not a traced rewrite)."""
+  def substitute(self, mapping: dict[UOp, UOp], topo: list[UOp] | None = None) -> UOp:
+    """This graph with each key of `mapping` replaced by its value (a plain rebuild, not a traced rewrite). topo: this
+    graph's toposort, where the caller walked it already."""
     memo: dict[UOp, UOp] = {}
-    for u in self.toposort():
+    for u in self.toposort() if topo is None else topo:
       if (m := mapping.get(u)) is not None: memo[u] = m; continue
       memo[u] = u if (new_src := tuple(map(memo.__getitem__, u.src))) == u.src else UOp(u.op, u.dtype, new_src, u.arg)  # == : identity of each
     return memo[self]
