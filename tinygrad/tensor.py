@@ -101,14 +101,15 @@ def _const(val: Any, dtype: DType, device: str, shape: tuple[int, ...] = ()) -> 
   if not shape: return c
   return UOp(Ops.EXPAND, dtype, (UOp(Ops.RESHAPE, dtype, (c,), (1,) * len(shape)),), tuple(shape))
 
+def _broadcast_uop(u: UOp, shape: tuple[int, ...]) -> UOp:
+  """u broadcast to a shape it broadcasts to: the nodes Tensor._broadcast_to makes (a RESHAPE adding the leading dims,
+  an EXPAND where a dim isn't the shape's), each only where the shape changes, without a Tensor for each."""
+  if len(u.shape) < len(shape): u = UOp(Ops.RESHAPE, u.dtype, (u,), (1,) * (len(shape) - len(u.shape)) + u.shape)
+  return u if u.shape == shape else UOp(Ops.EXPAND, u.dtype, (u,), shape)
+
 def _scalar_to(val: Any, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
-  """A Python scalar as a binary op takes it, broadcast to shape: the nodes Tensor._broadcast_to makes of its constant
-  (a RESHAPE adding the dims, an EXPAND where a dim isn't 1), without a Tensor for each."""
-  c = _const(val, dtype, device)
-  if not shape: return c
-  ones = (1,) * len(shape)
-  c = UOp(Ops.RESHAPE, dtype, (c,), ones)
-  return c if shape == ones else UOp(Ops.EXPAND, dtype, (c,), shape)
+  """A Python scalar as a binary op takes it, broadcast to shape."""
+  return _broadcast_uop(_const(val, dtype, device), tuple(shape))
 
 def _placed_const(t: Tensor, device: Any) -> Tensor:
   """A device-less constant (Tensor(UOp.const(dtypes.float, 1.0))) made on device; anything else as it is."""
@@ -930,9 +931,7 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
     return x._broadcast_as(shape), yt._broadcast_as(shape)
   def _broadcast_as(self, shape: tuple[int, ...]) -> Tensor:
     """_broadcast_to a shape it broadcasts to (one from _broadcast_shape): the same nodes, made as UOps, no Tensor each."""
-    if (u := self.uop).shape == shape: return self
-    if len(u.shape) < len(shape): u = UOp(Ops.RESHAPE, u.dtype, (u,), (1,) * (len(shape) - len(u.shape)) + u.shape)
-    return self._new(u if u.shape == shape else UOp(Ops.EXPAND, u.dtype, (u,), shape))
+    return self if self.uop.shape == shape else self._new(_broadcast_uop(self.uop, shape))
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
     if self.ndim < len(shape): return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)

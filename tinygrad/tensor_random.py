@@ -34,10 +34,8 @@ class _Graph:
   def view(self, u: Any, shape: tuple[int, ...]) -> Any:
     """Tensor._broadcast_to: a RESHAPE adding the missing leading dims, then an EXPAND, each where the shape changes."""
     if (got := self.views.get((u, shape))) is None:
-      got = u
-      if len(got.shape) < len(shape): got = UOp(Ops.RESHAPE, u.dtype, (got,), (1,) * (len(shape) - len(got.shape)) + got.shape)
-      if got.shape != shape: got = UOp(Ops.EXPAND, u.dtype, (got,), shape)
-      self.views[(u, shape)] = got
+      from tinygrad.tensor import _broadcast_uop
+      got = self.views[(u, shape)] = _broadcast_uop(u, shape)
     return got
   def const(self, v: int, shape: tuple[int, ...]) -> Any:
     """A Python int as Tensor's binary ops take it: a constant of the words' dtype on their device, broadcast."""
