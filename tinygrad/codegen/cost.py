@@ -5,42 +5,74 @@ from tinygrad.helpers import prod
 from tinygrad.uop.ops import UOp, Ops, is_intlike
 from tinygrad.uop.symbolic import _terms
 
-def loop_cost(sink: UOp) -> float:
+class Walk:
+  """One pass over a built plan for its costs (loop_cost, machine_cost: every plan of a searched kernel is costed):
+  its toposort, the longest reduction's ranges and REDUCEs, and for each node, as bits (one per RANGE), the ranges it
+  changes with as the linearizer places it (scope: a REDUCE closes its own ranges, a packed array's AFTER its packing
+  loops) and every range it depends on (deps). Bits, not a set per node: most of the model's time was those sets."""
+  def __init__(self, sink: UOp):
+    self.topo = topo = sink.toposort()
+    bits: dict[UOp, int] = {}
+    scope: dict[UOp, int] = {}
+    deps: dict[UOp, int] = {}
+    groups: dict[tuple[UOp, ...], list[UOp]] = {}
+    packs = 0
+    for u in topo:
+      src = u.src
+      if u.op is Ops.RANGE:
+        b = bits[u] = 1 << len(bits)
+        if u.arg[1] == "pack": packs |= b
+        scope[u] = deps[u] = b
+        continue
+      if len(src) == 1: sc, dp = scope[src[0]], deps[src[0]]
+      else:
+        sc = dp = 0
+        for x in src: sc, dp = sc | scope[x], dp | deps[x]
+      if u.op is Ops.REDUCE:
+        groups.setdefault(src[1:], []).append(u)
+        sc = scope[src[0]]
+        for r in src[1:]: sc &= ~bits.get(r, 0)
+      elif u.op is Ops.AFTER: sc &= ~packs  # a packed array: its loop closes before it
+      scope[u], deps[u] = sc, dp
+    self.bits, self.scope, self.deps, self.packs = bits, scope, deps, packs
+    self.rngs, self.reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0])) if groups else ((), [])
+    self.rng_bits = sum(bits.get(r, 0) for r in set(self.rngs))
+
+  def moving(self, u: UOp) -> bool:
+    """Whether u depends on a range of the longest reduction (cost.moves_with of those ranges)."""
+    return bool(self.deps[u] & self.rng_bits)
+
+def _weight(n: UOp) -> float:
+  if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
+  if n.op is Ops.VECTORIZE: return len(n.src)
+  return 0.25 if is_intlike(n.dtype) else 1
+
+def loop_cost(sink: UOp, walk: Walk | None = None) -> float:
   """Estimated instructions per accumulated lane of the longest reduction: its loop body runs trips times, the rest
   (index math, stores, lane sums) once per output tile. A load or float op counts 1 whatever its width, a gathered
-  vector 1 more per lane, integer index math a quarter (the C compiler folds most of it into addressing)."""
-  topo = sink.toposort()
-  scope: dict[UOp, frozenset[UOp]] = {}  # the ranges each value changes with, as the linearizer places it
-  for u in topo:
-    scope[u] = frozenset([u]) if u.op is Ops.RANGE else scope[u.src[0]] - frozenset(u.src[1:]) if u.op is Ops.REDUCE else \
-      scope[u.src[0]] if len(u.src) == 1 else frozenset().union(*[scope[s] for s in u.src])  # one source: its set as it is
-    if u.op is Ops.AFTER: scope[u] = frozenset(r for r in scope[u] if r.arg[1] != "pack")  # a packed array: its loop closes before it
-  groups: dict[tuple[UOp, ...], list[UOp]] = {}
-  for u in topo:
-    if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
-  if not groups: return 0.0
-  rngs, reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0]))
-  trips = max(1, prod(r.src[0].arg for r in rngs))
-  def w(n: UOp) -> float:
-    if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
-    if n.op is Ops.VECTORIZE: return len(n.src)
-    return 0.25 if is_intlike(n.dtype) else 1
-  rs, packs = set(rngs), {u for u in topo if u.op is Ops.RANGE and u.arg[1] == "pack"}  # made once, not per node (every plan is costed)
-  inside = sum(w(n) for n in topo if not scope[n].isdisjoint(rs)) + len(reduces)  # + the accumulate of each reduction
-  outside = sum(w(n) for n in topo if scope[n].isdisjoint(rs) and scope[n].isdisjoint(packs))
-  return (inside * trips + outside + _pack_cost(topo, scope, w)) / (sum(u.dtype.count for u in reduces) * trips)
+  vector 1 more per lane, integer index math a quarter (the C compiler folds most of it into addressing). walk: the
+  plan's Walk, where the caller made it already."""
+  wk = Walk(sink) if walk is None else walk
+  if not wk.reduces: return 0.0
+  topo, scope, rs, packs, reduces = wk.topo, wk.scope, wk.rng_bits, wk.packs, wk.reduces
+  trips = max(1, prod(r.src[0].arg for r in wk.rngs))
+  inside = sum(_weight(n) for n in topo if scope[n] & rs) + len(reduces)  # + the accumulate of each reduction
+  outside = sum(_weight(n) for n in topo if not scope[n] & rs and not scope[n] & packs)
+  return (inside * trips + outside + _pack_cost(wk)) / (sum(u.dtype.count for u in reduces) * trips)
 
-def _pack_cost(topo: list[UOp], scope: dict[UOp, frozenset[UOp]], w) -> float:
+def _pack_cost(wk: Walk) -> float:
   """A packing loop's ops (codegen/pack.py) per output tile: its body runs its ranges' trips once per iteration of the
   loops it sits in, shared by the tiles of the global loops it doesn't (the linearizer places it right inside the
   loops it depends on). Counted once, as other code outside the reduction is, a gather packed per panel looked free:
   the MLP's second Linear layer (r_128_10_128, its inputs packed per 16 rows) picked that and ran 1.2x slower."""
   total = 0.0
-  if not any(u.op is Ops.RANGE and u.arg[1] == "pack" for u in topo): return total  # no packing loop (most plans)
-  glob = [u for u in topo if u.op is Ops.RANGE and u.arg[1] == "global"]
-  for n in topo:
-    if n.op is Ops.AFTER or not (packs := [r for r in scope[n] if r.arg[1] == "pack"]): continue
-    total += w(n) * prod(r.src[0].arg for r in packs) / prod(r.src[0].arg for r in glob if r not in scope[n])
+  if not wk.packs: return total  # no packing loop (most plans)
+  sizes = [(b, r.src[0].arg) for r, b in wk.bits.items()]
+  glob = [(b, n) for (b, n), r in zip(sizes, wk.bits) if r.arg[1] == "global"]
+  for n in wk.topo:
+    if n.op is Ops.AFTER or not (pk := wk.scope[n] & wk.packs): continue
+    sc = wk.scope[n]
+    total += _weight(n) * prod(size for b, size in sizes if b & pk) / prod(size for b, size in glob if not b & sc)
   return total
 
 # reduce steps per k block: a block of B (512 x a 16-column tile, 32 KiB) stays in L1/L2 while every row tile reads it.
@@ -104,30 +136,23 @@ def moves_with(topo: list[UOp], rngs) -> set[UOp]:
     if u in rngs or any(s in out for s in u.src): out.add(u)
   return out
 
-def _loop_parts(sink: UOp) -> tuple[tuple[UOp, ...], list[UOp], list[UOp]]:
-  """(the longest reduction's ranges, its REDUCEs, the loads its loop body runs)."""
-  topo = sink.toposort()
-  groups: dict[tuple[UOp, ...], list[UOp]] = {}
-  for u in topo:
-    if u.op is Ops.REDUCE: groups.setdefault(u.src[1:], []).append(u)
-  if not groups: return (), [], []
-  rngs, reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0]))
-  # one walk each, not a toposort per load (the GPT's codegen made 26k such calls): the nodes the reductions' bodies
-  # read, and the ones that move with the ranges
-  body, moving = {r.src[0] for r in reduces}, moves_with(topo, rngs)
-  for u in reversed(topo):
+def _body_loads(wk: Walk) -> list[UOp]:
+  """The loads the longest reduction's loop body runs (those its ranges move)."""
+  body = {r.src[0] for r in wk.reduces}  # one reverse walk: the nodes the reductions' bodies read
+  for u in reversed(wk.topo):
     if u in body: body.update(u.src)
-  loads = [x for x in topo if x in body and x.op is Ops.LOAD and x.src[1] in moving]
-  return rngs, reduces, loads
+  return [x for x in wk.topo if x in body and x.op is Ops.LOAD and wk.moving(x.src[1])]
 
-def machine_cost(sink: UOp, lanes: int, slp: int = 1) -> float:
+def machine_cost(sink: UOp, lanes: int, slp: int = 1, walk: Walk | None = None) -> float:
   """The two costs above per accumulated lane, for a vector plan or a scalar plan GCC packs into vectors of slp lanes
   (0 for other scalar plans: their registers are not vectors). lanes: the machine's vector width in floats (8: AVX2's
-  16 registers; 16: AVX-512's 32)."""
-  rngs, reduces, loads = _loop_parts(sink)
+  16 registers; 16: AVX-512's 32). walk: the plan's Walk, where the caller made it already."""
+  wk = Walk(sink) if walk is None else walk
+  rngs, reduces = wk.rngs, wk.reduces
   if not reduces: return 0.0
   vec = reduces[0].dtype.count > 1
   if not vec and slp == 1: return 0.0
+  loads = _body_loads(wk)
   n = slp if not vec else 1  # scalar copies per vector GCC makes
   def page(ld: UOp) -> bool:
     if ld.src[0].op is Ops.DEFINE_GLOBAL and ld.src[0].arg[1] * ld.src[0].dtype.itemsize <= PAGE_BUFFER_BYTES: return False

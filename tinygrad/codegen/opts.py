@@ -10,7 +10,7 @@ from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, grap
 from tinygrad.uop.symbolic import symbolic, _terms
 from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
-from tinygrad.codegen.cost import loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
+from tinygrad.codegen.cost import Walk, loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache
 from tinygrad.codegen.long_reduce import latency_upcasts, long_reduce_plans
 from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, pack_panel, reduce_panel_loads, pack_reduce, gathered_loads
@@ -278,10 +278,10 @@ def plan_cost(name: str, kernel: UOp, sink: UOp, granges: list[UOp], vector: boo
   a matmul's 8 x 16 scalar tile runs as 8 x 2 vectors of 8, and faster than our own 8 x 2 vector tile (1024 matmul:
   40-48 vs 50-55 ms on one Zen 2 core; the MLP's 128x784x128: 0.43 vs 0.50 ms), whose source loads all 8 broadcasts of
   A first, so GCC spills 8 of its 16 accumulators where SLP's row-by-row order spills 3."""
-  lanes = lanes_of(vector)
-  if name != "scalar": return loop_cost(kernel) + machine_cost(kernel, lanes)
+  lanes, walk = lanes_of(vector), Walk(kernel)  # one walk of the plan for both costs
+  if name != "scalar": return loop_cost(kernel, walk) + machine_cost(kernel, lanes, walk=walk)
   slp = slp_lanes(sink, _scalar_upcasts(sink, granges, max_upcast), granges, lanes)
-  return loop_cost(kernel) / slp + machine_cost(kernel, lanes, slp)
+  return loop_cost(kernel, walk) / slp + machine_cost(kernel, lanes, slp, walk)
 
 def short_inner(granges: list[UOp], lanes: int) -> bool:
   """A big elementwise kernel (64k elements or more) whose innermost loop is shorter than a vector (a 4 x 4 image, a
