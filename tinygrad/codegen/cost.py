@@ -15,26 +15,30 @@ class Walk:
     bits: dict[UOp, int] = {}
     scope: dict[UOp, int] = {}
     deps: dict[UOp, int] = {}
+    weight: dict[UOp, float] = {}  # what each node counts in loop_cost (see there), worked out in this one pass
     groups: dict[tuple[UOp, ...], list[UOp]] = {}
     packs = 0
+    RANGE, REDUCE, AFTER, VECTORIZE, free = Ops.RANGE, Ops.REDUCE, Ops.AFTER, Ops.VECTORIZE, _FREE
     for u in topo:
-      src = u.src
-      if u.op is Ops.RANGE:
+      src, op = u.src, u.op
+      if op is RANGE:
         b = bits[u] = 1 << len(bits)
         if u.arg[1] == "pack": packs |= b
         scope[u] = deps[u] = b
+        weight[u] = 0
         continue
       if len(src) == 1: sc, dp = scope[src[0]], deps[src[0]]
       else:
         sc = dp = 0
         for x in src: sc, dp = sc | scope[x], dp | deps[x]
-      if u.op is Ops.REDUCE:
+      if op is REDUCE:
         groups.setdefault(src[1:], []).append(u)
         sc = scope[src[0]]
         for r in src[1:]: sc &= ~bits.get(r, 0)
-      elif u.op is Ops.AFTER: sc &= ~packs  # a packed array: its loop closes before it
+      elif op is AFTER: sc &= ~packs  # a packed array: its loop closes before it
       scope[u], deps[u] = sc, dp
-    self.bits, self.scope, self.deps, self.packs = bits, scope, deps, packs
+      weight[u] = 0 if op in free else len(src) if op is VECTORIZE else 0.25 if is_intlike(u.dtype) else 1
+    self.bits, self.scope, self.deps, self.weight, self.packs = bits, scope, deps, weight, packs
     self.rngs, self.reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0])) if groups else ((), [])
     self.rng_bits = sum(bits.get(r, 0) for r in set(self.rngs))
 
@@ -42,10 +46,7 @@ class Walk:
     """Whether u depends on a range of the longest reduction (cost.moves_with of those ranges)."""
     return bool(self.deps[u] & self.rng_bits)
 
-def _weight(n: UOp) -> float:
-  if n.op in (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK): return 0
-  if n.op is Ops.VECTORIZE: return len(n.src)
-  return 0.25 if is_intlike(n.dtype) else 1
+_FREE = (Ops.CONST, Ops.RANGE, Ops.DEFINE_GLOBAL, Ops.SINK)  # nodes loop_cost counts as no instruction
 
 def loop_cost(sink: UOp, walk: Walk | None = None) -> float:
   """Estimated instructions per accumulated lane of the longest reduction: its loop body runs trips times, the rest
@@ -54,10 +55,10 @@ def loop_cost(sink: UOp, walk: Walk | None = None) -> float:
   plan's Walk, where the caller made it already."""
   wk = Walk(sink) if walk is None else walk
   if not wk.reduces: return 0.0
-  topo, scope, rs, packs, reduces = wk.topo, wk.scope, wk.rng_bits, wk.packs, wk.reduces
+  scope, weight, rs, packs, reduces = wk.scope, wk.weight, wk.rng_bits, wk.packs, wk.reduces
   trips = max(1, prod(r.src[0].arg for r in wk.rngs))
-  inside = sum(_weight(n) for n in topo if scope[n] & rs) + len(reduces)  # + the accumulate of each reduction
-  outside = sum(_weight(n) for n in topo if not scope[n] & rs and not scope[n] & packs)
+  inside = sum(weight[n] for n, sc in scope.items() if sc & rs) + len(reduces)  # + the accumulate of each reduction
+  outside = sum(weight[n] for n, sc in scope.items() if not sc & rs and not sc & packs)
   return (inside * trips + outside + _pack_cost(wk)) / (sum(u.dtype.count for u in reduces) * trips)
 
 def _pack_cost(wk: Walk) -> float:
@@ -72,7 +73,7 @@ def _pack_cost(wk: Walk) -> float:
   for n in wk.topo:
     if n.op is Ops.AFTER or not (pk := wk.scope[n] & wk.packs): continue
     sc = wk.scope[n]
-    total += _weight(n) * prod(size for b, size in sizes if b & pk) / prod(size for b, size in glob if not b & sc)
+    total += wk.weight[n] * prod(size for b, size in sizes if b & pk) / prod(size for b, size in glob if not b & sc)
   return total
 
 # reduce steps per k block: a block of B (512 x a 16-column tile, 32 KiB) stays in L1/L2 while every row tile reads it.
