@@ -283,6 +283,16 @@ def plan_cost(name: str, kernel: UOp, sink: UOp, granges: list[UOp], vector: boo
   slp = slp_lanes(sink, _scalar_upcasts(sink, granges, max_upcast), granges, lanes)
   return loop_cost(kernel, walk) / slp + machine_cost(kernel, lanes, slp, walk)
 
+def _scalar_floor(sink: UOp, granges: list[UOp], vector: bool | int, max_upcast: int) -> float | None:
+  """Less than or equal to the scalar plan's plan_cost, known before it is built: 1 / slp_lanes. Its loop_cost counts
+  one accumulate per reduction inside the loop (each REDUCE scalar: one lane) and nothing below zero, so it is 1 or
+  more, and machine_cost is never below zero. Only where a store's value is a REDUCE itself: no rule of the copies'
+  tables (pm_copy_simplify) rewrites a STORE or a REDUCE, so the built plan keeps a reduction (with none loop_cost
+  would be 0). None where that can't be told."""
+  if not any(st.op is Ops.STORE and st.src[2].op is Ops.REDUCE for st in sink.src): return None
+  if any(u.op is Ops.REDUCE and u.dtype.count != 1 for u in sink.toposort()): return None
+  return 1.0 / slp_lanes(sink, _scalar_upcasts(sink, granges, max_upcast), granges, lanes_of(vector))
+
 def short_inner(granges: list[UOp], lanes: int) -> bool:
   """A big elementwise kernel (64k elements or more) whose innermost loop is shorter than a vector (a 4 x 4 image, a
   max-pool's 2 x 2 windows): GCC vectorizes only the innermost loop (the digits CNN's max-pool E_128_32_4_2_4_2: 240 ->
@@ -457,12 +467,22 @@ def apply_opts(sink: UOp, granges: list[UOp], vector: bool | int = False, max_up
     note({"name": name, "cost": None, "chosen": True, "why": f"remembered from an earlier search ({len(plans)} plans)"})
     return res
   stats["searched"] += 1
-  tries = [(name, *_try(plan, t)) for name, plan in plans]
-  built = [(n, res, log, plan_cost(n, res[0], sink, granges, vector, max_upcast)) for n, res, log in tries if res is not None]
+  # untraced, the scalar plan is built last, and not at all where another plan costs less than it can (_scalar_floor):
+  # then it can't be the pick. Traced, every plan is built, in order, as the trace shows them
+  floor = _scalar_floor(sink, granges, vector, max_upcast) if t is None and plans[0][0] == "scalar" else None
+  made: dict[str, tuple] = {}
+  for n, plan in (plans[1:] + plans[:1] if floor is not None else plans):
+    if n == "scalar" and floor is not None and any(c is not None and c < floor for _, _, c in made.values()):
+      made[n] = (None, None, None)
+      continue
+    res, log = _try(plan, t)
+    made[n] = (res, log, None if res is None else plan_cost(n, res[0], sink, granges, vector, max_upcast))
+  tries = [(n, made[n][0], made[n][1]) for n, _ in plans]  # in the order the plans were made: min keeps the first of equals
+  built = [(n, res, log, made[n][2]) for n, res, log in tries if res is not None]
   name, res, log, _ = min(built, key=lambda b: b[3])
   costs = {n: c for n, _, _, c in built}
-  for n, _, _ in tries:  # in the order the plans were made
-    if n not in costs: note({"name": n, "cost": None, "chosen": False, "why": "does not apply"})
+  for n, _, _ in tries:
+    if n not in costs: note({"name": n, "cost": None, "chosen": False, "why": f"not built: it costs {floor} or more" if n == "scalar" and floor is not None else "does not apply"})
     else: note({"name": n, "cost": round(costs[n], 3), "chosen": n == name, "why": "cheapest" if n == name else ""})
   if log is not None: log.replay(t)
   if all_plans:  # each losing plan's rewrites in a context of its own inside the kernel's, named by the plan
