@@ -87,6 +87,11 @@ def test_index_math_simplifies_with_bounds():
   assert graph_rewrite((i * 4 + j) % 4, symbolic) is j
   g = UOp.variable("g", 0, 39)
   assert graph_rewrite((g // 4) * 4 + g % 4, symbolic) is g
+  # a flat index read through a (32, 32, 3, 3) view of a contiguous buffer folds back to the index (Adam's updates of
+  # a conv weight were left with this chain of divisions, scalar loops GCC could not vectorize)
+  f = UOp.variable("f", 0, 9215)
+  assert graph_rewrite((f // 288) * 288 + ((f // 9) % 32) * 9 + ((f // 3) % 3) * 3 + f % 3, symbolic) is f
+  assert graph_rewrite(((g // 4) % 5) * 4 + g % 4, symbolic) is graph_rewrite(g % 20, symbolic)
   assert graph_rewrite(j < 4, symbolic) is UOp.const(dtypes.bool, True)
   assert graph_rewrite(j // 8, symbolic) is UOp.const(dtypes.int, 0)
 
@@ -94,7 +99,8 @@ def test_symbolic_keeps_values():
   # check the simplified expression against direct evaluation over the whole domain
   from tinygrad.uop.alu import exec_alu
   i, j = UOp.variable("i", 0, 7), UOp.variable("j", 0, 5)
-  exprs = [((i * 6 + j) // 3) % 4, (i * 12 + j * 2) % 6 + (i * 12 + j * 2) // 6, ((i + 3) * 2 + j + 5) // 2]
+  exprs = [((i * 6 + j) // 3) % 4, (i * 12 + j * 2) % 6 + (i * 12 + j * 2) // 6, ((i + 3) * 2 + j + 5) // 2,
+           (((i * 6 + j) // 3) % 5) * 3 + (i * 6 + j) % 3, (((i * 6 + j) // 2) % 4) * 2 + (i * 6 + j) % 2 + j]
   def ev(u, env):
     vals = {}
     for n in u.toposort():

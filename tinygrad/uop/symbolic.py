@@ -94,16 +94,21 @@ def _divmod_split(x: UOp, c: UOp, mod: bool) -> UOp | None:
   return UOp(Ops.MOD, x.dtype, (r, c)) if mod else _sum(quo, x) + UOp(Ops.IDIV, x.dtype, (r, c))
 
 def _recombine(x: UOp) -> UOp | None:
-  """(y//c)*c + y%c -> y inside an index sum (what a reshape then flatten leaves behind)."""
+  """(y//c)*c + y%c -> y and ((y//c)%d)*c + y%c -> y%(c*d) inside an index sum (what a reshape then flatten leaves
+  behind: a flat 9216 read through a (32, 32, 3, 3) view is ((g//288)*288 + ((g//9)%32)*9 + ((g//3)%3)*3 + g%3, which
+  folds pair by pair, from the innermost, to g). Both hold for C's truncating division too: (y/c)/d is y/(c*d)."""
   ts, has_mod = _sum_terms(x)
   if len(ts) < 2 or not has_mod: return None  # tried on every int ADD a rewrite visits: most have no MOD term
   mods = {(t.src[0], t.src[1].arg): i for i, t in enumerate(ts) if t.op is Ops.MOD and t.src[1].op is Ops.CONST}
   if not mods: return None
   for i, t in enumerate(ts):
-    if t.op is Ops.MUL and t.src[1].op is Ops.CONST and t.src[0].op is Ops.IDIV and t.src[0].src[1].op is Ops.CONST and \
-       t.src[0].src[1].arg == t.src[1].arg and (j := mods.get((t.src[0].src[0], t.src[1].arg))) is not None:
-      rest = [u for k, u in enumerate(ts) if k not in (i, j)]
-      return _sum([t.src[0].src[0]] + rest, x)
+    if t.op is not Ops.MUL or t.src[1].op is not Ops.CONST: continue
+    c, q = t.src[1].arg, t.src[0]
+    if q.op is Ops.IDIV and q.src[1].op is Ops.CONST and q.src[1].arg == c and (j := mods.get((q.src[0], c))) is not None:
+      return _sum([q.src[0]] + [u for k, u in enumerate(ts) if k not in (i, j)], x)
+    if q.op is Ops.MOD and q.src[1].op is Ops.CONST and q.src[1].arg > 0 and (y := q.src[0]).op is Ops.IDIV and \
+       y.src[1].op is Ops.CONST and y.src[1].arg == c and c > 0 and (j := mods.get((y.src[0], c))) is not None:
+      return _sum([y.src[0] % (c * q.src[1].arg)] + [u for k, u in enumerate(ts) if k not in (i, j)], x)
   return None
 
 def _reassoc(x: UOp, c1: UOp, c2: UOp, op: Ops) -> UOp | None:
