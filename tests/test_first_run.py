@@ -195,3 +195,30 @@ def test_an_index_whose_libraries_are_gone_builds_them_again(tmp_path, monkeypat
   other = ops_cpu.compile_c("void unrelated(float* restrict data0) { data0[0] = 1.0f; }")
   for e in (tmp_path / "cpu" / "kernels").iterdir(): e.write_text(other.name)
   run_grouped(tmp_path, 10 ** 9, 10 ** 9)
+
+def test_a_cached_run_starts_no_compiler_and_a_broken_answer_is_asked_again(tmp_path, monkeypatch):
+  """A second process finds its kernels' libraries and the CPU's vector width on disk: it starts no compiler process
+  at all (here `cc` on PATH is a script that logs each call, then runs the real compiler). A vector-width answer on
+  disk that is garbage is asked of the compiler again, and the kernels still run right."""
+  real = ops_cpu.find_compiler()
+  import shutil
+  real_path = shutil.which(real)
+  bindir, log = tmp_path / "bin", tmp_path / "calls.log"
+  bindir.mkdir()
+  (bindir / "cc").write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nexec {real_path} \"$@\"\n")
+  (bindir / "cc").chmod(0o755)
+  for k in ("CC", "CPU_VECTOR_WIDTH"): monkeypatch.delenv(k, raising=False)
+  env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+  first = run(tmp_path / "cache", **env)
+  calls = log.read_text().splitlines()
+  assert any("-dM" in c for c in calls) and any(" -c " in f" {c} " for c in calls), calls
+  log.unlink()
+  second = run(tmp_path / "cache", **env)
+  assert not log.exists(), log.read_text()
+  assert second["src"] == first["src"]
+  answers = list((tmp_path / "cache" / "cpu" / "vector_floats").iterdir())
+  assert len(answers) == 1 and int(answers[0].read_text()) in (4, 8, 16)
+  answers[0].write_text("garbage")
+  third = run(tmp_path / "cache", **env)
+  assert [c for c in log.read_text().splitlines() if "-dM" in c] and third["src"] == first["src"]
+  assert int(answers[0].read_text()) in (4, 8, 16)

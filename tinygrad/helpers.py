@@ -263,6 +263,33 @@ def cache_dir(kind: str) -> pathlib.Path:
   """Where one kind of cached file lives (compiled kernels: `cpu`, `cuda`; `plans`; `downloads`): TINYVIZ_CACHE, else ~/.cache/tinyviz."""
   return pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz")) / kind
 
+# The caches' small files (a plan's name, a program, a kernel's library) through os's calls, not pathlib's
+# read_text/write_text: a first run reads and writes hundreds of them, and pathlib's io stack per file (buffers,
+# encodings) cost about as much as the system calls themselves
+def read_small(path: str | os.PathLike) -> bytes | None:
+  """A small file's bytes, or None where it can't be read (missing, a folder, no permission)."""
+  try: fd = os.open(path, os.O_RDONLY)
+  except OSError: return None
+  try:
+    out = b""
+    while chunk := os.read(fd, 1 << 16): out += chunk
+    return out
+  except OSError: return None
+  finally: os.close(fd)
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+  """Writes data to path through a temp file of this process beside it, renamed over it: a parallel reader sees the
+  whole old file or the whole new one. Raises OSError (a read-only cache: callers decide)."""
+  tmp = f"{os.fspath(path)}.{os.getpid()}.tmp"
+  fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+  try:
+    view = memoryview(data)
+    while view: view = view[os.write(fd, view):]
+  finally: os.close(fd)
+  try: os.replace(tmp, path)
+  except OSError:
+    os.unlink(tmp); raise
+
 def fetch(url: str, name: str | pathlib.Path | None = None, subdir: str | None = None, gunzip: bool = False,
           allow_caching: bool = True) -> pathlib.Path:
   """The file at url, downloaded once into cache_dir("downloads")[/subdir] (as `name`, else a hash of the url; gunzip:

@@ -6,9 +6,9 @@ and a hash of the engine's own source, so any change to the code that makes prog
 while nothing is traced (VIZ/PROFILE record how each kernel is made) and with the optimizer on; PROGRAM_CACHE=0 turns
 it off."""
 from __future__ import annotations
-import functools, hashlib, json, os, pathlib
+import functools, hashlib, json, pathlib
 from typing import Any
-from tinygrad.helpers import cache_dir, getenv
+from tinygrad.helpers import cache_dir, getenv, read_small, write_atomic
 from tinygrad.uop.ops import UOp
 
 ENABLED = bool(getenv("PROGRAM_CACHE", 1))
@@ -37,8 +37,9 @@ def program_key(ast: UOp, name: str, settings: tuple) -> str | None:
   return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
 
 def load(key: str) -> dict[str, Any] | None:
-  try: d = json.loads((cache_dir("programs") / f"{key}.json").read_text())
-  except (OSError, ValueError): return None
+  if (raw := read_small(cache_dir("programs") / f"{key}.json")) is None: return None
+  try: d = json.loads(raw)
+  except ValueError: return None
   if not isinstance(d, dict) or any(f not in d for f in FIELDS): return None
   stats["hits"] += 1
   return d
@@ -47,8 +48,6 @@ def store(key: str, p: Any) -> None:
   try:
     d = cache_dir("programs")
     d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f"{key}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps({f: getattr(p, f) for f in FIELDS}))
-    os.replace(tmp, d / f"{key}.json")  # atomic: another process reads the whole entry or none
+    write_atomic(d / f"{key}.json", json.dumps({f: getattr(p, f) for f in FIELDS}).encode())  # atomic: whole entry or none
     stats["stored"] += 1
   except OSError: pass  # a read-only cache only costs the codegen next time

@@ -6,7 +6,7 @@ from typing import Any, Callable
 from tinygrad.codegen.linearize import Program
 from tinygrad.renderer.cstyle import CStyleRenderer, PRELUDE
 from tinygrad.device import Buffer, host_allocator
-from tinygrad.helpers import cache_dir, getenv
+from tinygrad.helpers import cache_dir, getenv, read_small, write_atomic
 
 # OpenMP threads that spin between parallel kernels steal the core the serial kernels run on (measured: a digits
 # training step 2.4x slower); passive waiting costs only a wake-up per parallel kernel. Read when libgomp loads.
@@ -80,8 +80,9 @@ def find_compiler() -> str:
   return cc
 
 def _lib_path(cc: str, src: str) -> pathlib.Path:
-  # CFLAGS, not compiler_flags(cc): those follow from cc and what is installed, and a cached run asks clang nothing
-  return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(CFLAGS) + chr(0) + src).encode()).hexdigest()[:32]}.so"
+  # CFLAGS, not compiler_flags(cc): those follow from cc and what is installed, and a cached run asks clang nothing.
+  # The CPU too: -march=native code from a cache shared between machines (a home folder on NFS) may not run on another
+  return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(CFLAGS) + chr(0) + _cpu_model() + chr(0) + src).encode()).hexdigest()[:32]}.so"
 
 # Which library holds a kernel: CACHE_DIR/kernels/<hash of compiler, flags, prelude and the kernel's source> is a file
 # naming it. Which kernels share a library depends on how fast the compilers kept up with the codegen, so a later
@@ -94,12 +95,12 @@ def _index_path(src: str) -> pathlib.Path:
 @functools.cache
 def _index_prefix(cc_env: str | None, flags: tuple[str, ...]) -> bytes:
   # find_compiler() once per CC: it searches PATH (shutil.which), and this is asked for every new kernel
-  return f"{find_compiler()} {' '.join(flags)}\0{PRELUDE}\0".encode()
+  return f"{find_compiler()} {' '.join(flags)}\0{_cpu_model()}\0{PRELUDE}\0".encode()
 
 def find_library(src: str) -> pathlib.Path | None:
   """The library on disk an earlier build put this kernel in, or None."""
-  try: name = _index_path(src).read_text()
-  except OSError: return None
+  if (raw := read_small(_index_path(src))) is None: return None
+  name = raw.decode(errors="replace")
   lib = CACHE_DIR / name
   return lib if name.endswith(".so") and os.sep not in name and lib.exists() else None
 
@@ -107,10 +108,7 @@ def remember_library(srcs: list[str], lib: pathlib.Path) -> None:
   """Index each kernel of a library just built (atomically: a parallel process reads a whole name or none)."""
   folder = CACHE_DIR / "kernels"
   folder.mkdir(parents=True, exist_ok=True)
-  for src in srcs:
-    tmp = folder / f".{os.getpid()}.tmp"
-    tmp.write_text(lib.name)
-    os.replace(tmp, _index_path(src))
+  for src in srcs: write_atomic(_index_path(src), lib.name.encode())
 
 @functools.cache
 def _sweep_stale_tmp(age_s: float = 600) -> None:
@@ -298,10 +296,36 @@ def native_vector_floats() -> int:
   otherwise (SSE, NEON). Wider GCC vectors than the registers are split into slow code (a floatx16 matmul on an AVX2
   Zen 2 ran at 1.2 GFLOPS, its accumulators moved through the stack every step). CPU_VECTOR_WIDTH overrides."""
   if (w := getenv("CPU_VECTOR_WIDTH", 0)) in (4, 8, 16): return w
+  try: cc = find_compiler()
+  except CompileError: return 4
+  # the compiler's answer is kept on disk (22-25 ms of a compiler start saved in every process, cached runs too), under
+  # what it depends on: the compiler (path, size, mtime), the flags and this CPU (-march=native follows it)
+  try: st = os.stat(shutil.which(cc) or cc)
+  except OSError: st = None
+  key = hashlib.sha256(f"{cc}\0{st and (st.st_size, st.st_mtime_ns)}\0{' '.join(CFLAGS[:2])}\0{_cpu_model()}".encode()).hexdigest()[:32]
+  known = CACHE_DIR / "vector_floats" / key
   try:
-    macros = subprocess.run([find_compiler(), *CFLAGS[:2], "-dM", "-E", "-x", "c", os.devnull], capture_output=True, text=True, timeout=60).stdout
-  except (CompileError, OSError, subprocess.SubprocessError): return 4
-  return 16 if "__AVX512F__" in macros else 8 if "__AVX__" in macros else 4
+    if (got := int(read_small(known) or b"0")) in (4, 8, 16): return got
+  except ValueError: pass
+  try: macros = subprocess.run([cc, *CFLAGS[:2], "-dM", "-E", "-x", "c", os.devnull], capture_output=True, text=True, timeout=60).stdout
+  except (OSError, subprocess.SubprocessError): return 4
+  w = 16 if "__AVX512F__" in macros else 8 if "__AVX__" in macros else 4
+  try:
+    known.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(known, str(w).encode())
+  except OSError: pass  # a read-only cache: asked again next time
+  return w
+
+@functools.cache
+def _cpu_model() -> str:
+  """This CPU's vendor, model and feature flags (Linux's /proc/cpuinfo, first core), or the platform's name: what
+  -march=native builds for."""
+  try:
+    with open("/proc/cpuinfo", "rb") as f: head = f.read(16384).split(b"\n\n")[0]
+    return hashlib.sha256(b"\n".join(l for l in head.splitlines() if l.split(b":")[0].strip() in (b"vendor_id", b"model name", b"flags", b"Features", b"CPU part"))).hexdigest()
+  except OSError:
+    import platform
+    return platform.machine() + platform.processor()
 
 def start_libraries(libs: list[tuple[list[str], Build | None]], jobs: int) -> None:
   """Start the libraries of libs not started yet (None), the costliest first (the one that ends last bounds the
