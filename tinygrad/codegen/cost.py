@@ -119,6 +119,24 @@ def slp_lanes(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], lanes: 
     elif u.dtype == dtypes.float32 and u.op not in SLP_OPS | {Ops.LOAD, Ops.REDUCE, Ops.CONST, Ops.DEFINE_GLOBAL}: return 1
   return lanes
 
+def slp_broadcasts(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], slp: int) -> float:
+  """What dividing a scalar plan's loop_cost by slp_lanes leaves out, per accumulated lane: a load the reduction moves
+  but the innermost global dim doesn't (a matmul's A[i, k]) is shared by the inner dim's copies in the scalar code (1
+  per inner upcast), and stays one op per vector after GCC packs them: a broadcast, which the division counted as
+  1/slp of one. An 8 x 16 tile per step of k: 8 broadcasts and 16 / slp vector loads of B for 128 / slp vector FMAs.
+  With AVX2 (slp 8) that made little difference; with AVX-512 (slp 16: one vector a row) the scalar tile looked
+  cheaper than the wide tile (8 rows x 2 vectors), which ran 1.1-1.4x faster (the MLP's 128x784x128 on a Zen 4 core:
+  109-118 vs 126-163 us). Counted only where a row of the tile is one vector (slp is the inner upcast): with two a row
+  (AVX2) the packed scalar tile is the wide tile in GCC's own order, which was timed faster than our wide tile (see
+  opts.plan_cost), and the count as it was picks it."""
+  if slp <= 1 or ups[0][1] != slp: return 0.0
+  inner = granges[-1]
+  topo = sink.toposort()
+  rngs = {r for u in topo if u.op is Ops.REDUCE for r in u.src[1:]}
+  in_loop, moving = moves_with(topo, tuple(rngs)), moves_with(topo, (inner,))
+  shared = sum(1 for u in topo if u.op is Ops.LOAD and u.src[1] in in_loop and u.src[1] not in moving)
+  return shared / ups[0][1] * (1 - 1 / slp)
+
 # Two costs loop_cost leaves out, both read in the assembly and timed on a Zen 2 core (docs/performance.md):
 # - a load that each step of the reduction moves by a page or more (a matmul's B read in place: 4 KiB per step of k)
 #   misses L1 (every step the same L1 set, and the prefetcher stops at page boundaries): PAGE_STRIDE_COST more ops

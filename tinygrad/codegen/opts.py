@@ -10,7 +10,7 @@ from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, grap
 from tinygrad.uop.symbolic import symbolic, _terms
 from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
 from tinygrad.codegen.vectorize import vectorize, split_reduce
-from tinygrad.codegen.cost import Walk, loop_cost, machine_cost, slp_lanes, k_blockable, K_BLOCK
+from tinygrad.codegen.cost import Walk, loop_cost, machine_cost, slp_lanes, slp_broadcasts, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache
 from tinygrad.codegen.long_reduce import latency_upcasts, long_reduce_plans
 from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, pack_panel, reduce_panel_loads, pack_reduce, gathered_loads
@@ -280,8 +280,8 @@ def plan_cost(name: str, kernel: UOp, sink: UOp, granges: list[UOp], vector: boo
   A first, so GCC spills 8 of its 16 accumulators where SLP's row-by-row order spills 3."""
   lanes, walk = lanes_of(vector), Walk(kernel)  # one walk of the plan for both costs
   if name != "scalar": return loop_cost(kernel, walk) + machine_cost(kernel, lanes, walk=walk)
-  slp = slp_lanes(sink, _scalar_upcasts(sink, granges, max_upcast), granges, lanes)
-  return loop_cost(kernel, walk) / slp + machine_cost(kernel, lanes, slp, walk)
+  slp = slp_lanes(sink, ups := _scalar_upcasts(sink, granges, max_upcast), granges, lanes)
+  return loop_cost(kernel, walk) / slp + slp_broadcasts(sink, ups, granges, slp) + machine_cost(kernel, lanes, slp, walk)
 
 def _scalar_floor(sink: UOp, granges: list[UOp], vector: bool | int, max_upcast: int) -> float | None:
   """Less than or equal to the scalar plan's plan_cost, known before it is built: 1 / slp_lanes. Its loop_cost counts

@@ -1,11 +1,11 @@
 """Which plan each kernel chose, kept on disk so the next process builds only that one."""
 from __future__ import annotations
-import hashlib, os, pathlib
-from tinygrad.helpers import cache_dir
+import hashlib, pathlib
+from tinygrad.helpers import cache_dir, read_small, write_atomic
 from tinygrad.uop.ops import UOp
 
 # like tinygrad's BEAM cache; bump PLAN_VERSION when plans or the cost model change
-PLAN_VERSION = "6"  # 6: the 6-row tile on a packed panel, cost.machine_cost
+PLAN_VERSION = "7"  # 7: cost.slp_broadcasts (AVX-512 picks); 6: the 6-row tile on a packed panel, cost.machine_cost
 def plan_dir() -> pathlib.Path: return cache_dir("plans")
 
 def plan_key(sink: UOp, vector: bool | int, max_upcast: int) -> str:
@@ -18,14 +18,11 @@ def plan_key(sink: UOp, vector: bool | int, max_upcast: int) -> str:
   return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32]
 
 def remembered(key: str) -> str | None:
-  try: return (plan_dir() / key).read_text()
-  except OSError: return None
+  return None if (got := read_small(plan_dir() / key)) is None else got.decode(errors="replace")
 
 def remember(key: str, name: str) -> None:
   try:
     d = plan_dir()
     d.mkdir(parents=True, exist_ok=True)
-    tmp = d / f"{key}.{os.getpid()}.tmp"
-    tmp.write_text(name)
-    os.replace(tmp, d / key)  # atomic: another process reads the whole name or nothing
+    write_atomic(d / key, name.encode())  # atomic: another process reads the whole name or nothing
   except OSError: pass  # a read-only cache only costs the search next time
