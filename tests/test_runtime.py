@@ -84,6 +84,10 @@ def test_split_sources_balances_by_length_and_keeps_order():
   assert ops_cpu.split_sources(srcs[:3], 4) == [srcs[:3]]
   even = ["x" * 10] * 12
   assert [len(c) for c in ops_cpu.split_sources(even, 3)] == [4, 4, 4]
+  # few kernels but long ones: split while each part keeps MIN_SPLIT_CHARS of source, never more parts than kernels
+  big = ["y" * ops_cpu.MIN_SPLIT_CHARS] * 3
+  assert [len(c) for c in ops_cpu.split_sources(big, 2)] == [2, 1] and ops_cpu.split_sources(big, 8) == [[b] for b in big]
+  assert ops_cpu.split_sources(["z" * (ops_cpu.MIN_SPLIT_CHARS // 2)] * 3, 2) == [["z" * (ops_cpu.MIN_SPLIT_CHARS // 2)] * 3]
 
 def test_compile_error_names_the_compiler_and_shows_source(tmp_path, monkeypatch):
   monkeypatch.setattr(ops_cpu, "CACHE_DIR", tmp_path)

@@ -65,6 +65,7 @@ def compiler_for(srcs: list[str]) -> tuple[str, str | None]:
 # compiler processes for one schedule's new kernels: CPU_COMPILE_JOBS, else one per core this process may use
 COMPILE_JOBS = max(0, getenv("CPU_COMPILE_JOBS", 0)) or len(os.sched_getaffinity(0))
 MIN_KERNELS_PER_LIB = 4
+MIN_SPLIT_CHARS = 6000  # a compiler start (~20 ms of CPU) is worth it for this much source when a core would wait
 # while a schedule's codegen goes on (CPUDevice.compile_soon), a free compiler takes the kernels waiting, up to this much
 # source (a kernel that long has a library to itself), once at least MIN_LIB_CHARS of it wait: a compiler start costs
 # about 30 ms of CPU, as much as a 2-3 KB kernel; a kernel of 1-10 KB takes 20-250 ms
@@ -273,8 +274,10 @@ def compile_cost(src: str) -> float:
 
 def split_sources(srcs: list[str], parts: int) -> list[list[str]]:
   """Consecutive runs of kernels of about equal compile cost, one per compiler process (at most `parts`; at least
-  MIN_KERNELS_PER_LIB each, as starting a compiler costs about as much as compiling a few small kernels)."""
-  parts = max(1, min(parts, len(srcs) // MIN_KERNELS_PER_LIB))
+  MIN_KERNELS_PER_LIB each, as starting a compiler costs about as much as compiling a few small kernels, or fewer
+  where each part still holds MIN_SPLIT_CHARS of source: the digits' 7 last test kernels, 23 KB, were one library
+  that took 0.22 s on one core while the other waited)."""
+  parts = max(1, min(parts, len(srcs), max(len(srcs) // MIN_KERNELS_PER_LIB, sum(map(len, srcs)) // MIN_SPLIT_CHARS)))
   costs = [compile_cost(s) for s in srcs]
   total, out, size = sum(costs), [[]], 0.0
   for s, c in zip(srcs, costs):
