@@ -24,6 +24,7 @@ SMOKE: list[tuple[str, list[str], str]] = [
   ("multi_bench", [PY, "bench/multi_bench.py", "--quick"], "x"),
   ("scatter_bench", [PY, "bench/scatter_bench.py", "--quick"], "numpy"),
   ("first_run_bench", [PY, "bench/first_run_bench.py", "--rounds", "1"], "first/cached"),
+  ("kernel_bench", [PY, "bench/kernel_bench.py", "--quick", "--top", "3"], "sum of medians"),
 ]
 
 def run(name: str, cmd: list[str], want: str) -> tuple[bool, str]:

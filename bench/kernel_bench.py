@@ -1,0 +1,82 @@
+"""Each kernel's time in a jitted training step (the digits CNN of examples/beautiful_digits.py, or a 784-128-10 MLP;
+batch 128, Adam), against the same step of another checkout of the engine (a worktree of an older commit), the two
+run alternately, each round its own process. A kernel's figure is the median over its replays (every call of the
+compiled function timed around it, so a parallel kernel counts its whole parallel region); the ratio is the other
+tree's median / ours (above 1: ours is faster). Kernels are matched by name; a name only one tree has is listed apart.
+  python bench/kernel_bench.py [--model cnn|mlp] [--against TREE] [--rounds N] [--steps N] [--top N] [--quick]
+Without --against it prints this tree's kernels alone. Caches: each tree its own, kept under TINYVIZ_CACHE (else
+~/.cache/tinyviz), so a second run of the bench compiles nothing."""
+from __future__ import annotations
+import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent.parent
+
+WORKER = """
+import collections, json, sys, time
+sys.path.insert(0, "examples")
+import numpy as np
+from tinygrad.runtime import ops_cpu
+times = collections.defaultdict(list)
+bind = ops_cpu.CPUDevice.bind
+def timed_bind(self, p, bufs):
+  f, args = bind(self, p, bufs)
+  ts = times[p.name]
+  def run(*a):
+    st = time.perf_counter_ns(); f(*a); ts.append(time.perf_counter_ns() - st)
+  return run, args
+ops_cpu.CPUDevice.bind = timed_bind  # TinyJit's replay calls what bind returns
+from tinygrad import Tensor, nn
+from tinygrad.nn.state import get_parameters
+from beautiful_digits import Model, make_train_step
+class MLP:
+  def __init__(self): self.l1, self.l2 = nn.Linear(784, 128), nn.Linear(128, 10)
+  def __call__(self, x): return self.l2(self.l1(x.flatten(1)).relu())
+kind, steps = sys.argv[1], int(sys.argv[2])
+model, shape = (Model(8), (1, 8, 8)) if kind == "cnn" else (MLP(), (1, 28, 28))
+step = make_train_step(model, nn.optim.Adam(get_parameters(model), lr=1e-3))
+rng = np.random.default_rng(0)
+x, y = Tensor(rng.standard_normal((128, *shape), dtype=np.float32)).realize(), Tensor(rng.integers(0, 10, 128, dtype=np.int32)).realize()
+for _ in range(steps): step(x, y)
+step(x, y).item()
+print("KERNELS " + json.dumps({k: v for k, v in times.items()}))
+"""
+
+def run_tree(tree: pathlib.Path, model: str, steps: int, cache: str) -> dict[str, list[int]]:
+  env = {k: v for k, v in os.environ.items() if k not in ("VIZ", "PROFILE", "DEBUG")}
+  env.update(PYTHONPATH=str(tree), TINYVIZ_CACHE=cache, PROGRESS="0")
+  res = subprocess.run([sys.executable, "-c", WORKER, model, str(steps)], cwd=tree, env=env, capture_output=True, text=True, timeout=900)
+  line = next((l for l in res.stdout.splitlines() if l.startswith("KERNELS ")), None)
+  if res.returncode != 0 or line is None: raise RuntimeError(f"the {model} step failed in {tree}:\n{res.stderr[-2000:]}")
+  return json.loads(line[len("KERNELS "):])
+
+def main() -> None:
+  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  ap.add_argument("--model", choices=("cnn", "mlp"), default="cnn")
+  ap.add_argument("--against", default=None, help="another checkout of the engine, run alternately with this one")
+  ap.add_argument("--rounds", type=int, default=3)
+  ap.add_argument("--steps", type=int, default=200, help="replays of the step per round")
+  ap.add_argument("--top", type=int, default=25, help="kernels listed, the slowest first")
+  ap.add_argument("--quick", action="store_true", help="1 round of 20 steps")
+  a = ap.parse_args()
+  if a.quick: a.rounds, a.steps = 1, 20
+  trees = [HERE] + ([pathlib.Path(a.against).resolve()] if a.against else [])
+  base = pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz"))
+  caches = {t: str(base / "kernel_bench" / (t.name or "root")) if i else os.environ.get("TINYVIZ_CACHE", str(base)) for i, t in enumerate(trees)}
+  got: dict[pathlib.Path, dict[str, list[int]]] = {t: {} for t in trees}
+  for _ in range(a.rounds):
+    for t in trees:
+      for k, v in run_tree(t, a.model, a.steps, caches[t]).items(): got[t].setdefault(k, []).extend(v)
+  med = {t: {k: statistics.median(v) / 1000 for k, v in d.items()} for t, d in got.items()}
+  ours = med[HERE]
+  total = sum(ours.values())
+  print(f"{a.model} step, {a.rounds} round(s) x {a.steps} replays, median us per kernel (load {os.getloadavg()[0]:.1f})")
+  other = med[trees[1]] if a.against else None
+  for k in sorted(ours, key=lambda k: -ours[k])[:a.top]:
+    if other is None: print(f"  {k:34s} {ours[k]:9.1f} us  {100 * ours[k] / total:5.1f}%")
+    elif k in other: print(f"  {k:34s} {ours[k]:9.1f} us  against {other[k]:9.1f} us  {other[k] / ours[k]:5.2f}x")
+    else: print(f"  {k:34s} {ours[k]:9.1f} us  (not in {trees[1].name})")
+  print(f"  sum of medians {total:.0f} us over {len(ours)} kernels" + (f", against {sum(other.values()):.0f} us over {len(other)}: "
+        f"{sum(other.values()) / total:.2f}x" if other else ""))
+  if other and (only := sorted(set(other) - set(ours))): print(f"  only in {trees[1].name}: {', '.join(only)}")
+
+if __name__ == "__main__": main()
