@@ -147,6 +147,10 @@ def slp_broadcasts(sink: UOp, ups: list[tuple[UOp, int]], granges: list[UOp], sl
 #   counted for all, the GPT's r_128_32_32_16 picked another plan, 3% slower; from 1 MiB, the CNN's conv3 weight
 #   gradient r_64_32_3_3_128_4_4 did, 37% slower
 PAGE_FLOATS, PAGE_STRIDE_COST, SPILL_COST, PAGE_BUFFER_BYTES = 1024, 4, 2, 512 << 10
+# a vector loaded from a scratch array bigger than L1 (32 KiB on Zen 2 and Zen 4): L2_LOAD_COST more ops. The digits'
+# conv2 weight gradient read its packed output gradient (128 KB) 4 vectors per 12 FMAs with a 4 x 3 tile; a 2 x 3 x 3
+# window tile reads 2 per 18 and ran 2x faster (Zen 4), which the loads per lane alone did not tell
+LINE_BYTES, L1_BYTES, L2_LOAD_COST = 64, 32 << 10, 2
 
 def moves_with(topo: list[UOp], rngs) -> set[UOp]:
   """The nodes of topo (sources before users) that depend on any of the ranges rngs."""
@@ -176,7 +180,18 @@ def machine_cost(sink: UOp, lanes: int, slp: int = 1, walk: Walk | None = None) 
   def page(ld: UOp) -> bool:
     if ld.src[0].op is Ops.DEFINE_GLOBAL and ld.src[0].arg[1] * ld.src[0].dtype.itemsize <= PAGE_BUFFER_BYTES: return False
     return any(t.op is Ops.MUL and t.src[0] in rngs and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= PAGE_FLOATS for t in _terms(ld.src[1]))
-  strided = sum(PAGE_STRIDE_COST for ld in loads if page(ld) and (vec or ld.dtype.count == 1))
+  # vector loads at one index but for a constant (a convolution window's shifted rows, 0..22 floats apart) share their
+  # lines: the page cost once per line they span, not per load
+  groups: dict[tuple, list[int]] = {}
+  for ld in loads:
+    if not (vec or ld.dtype.count == 1) or not page(ld): continue
+    ts = _terms(ld.src[1])
+    key = (ld.src[0], ld.dtype.count, ld.dtype.count > 1 and frozenset(t for t in ts if t.op is not Ops.CONST) or ld)
+    groups.setdefault(key, []).append(sum(t.arg for t in ts if t.op is Ops.CONST))
+  strided = PAGE_STRIDE_COST * sum(len(offs) if key[1] == 1 else -(-((max(offs) - min(offs) + key[1]) * 4) // LINE_BYTES) for key, offs in groups.items())
+  # vector loads from a packed scratch array bigger than L1 (codegen/pack.py) come from L2 every step
+  strided += L2_LOAD_COST * sum(1 for ld in loads if vec and ld.dtype.count > 1 and ld.src[0].op is Ops.AFTER and ld.src[0].src[0].op is Ops.DEFINE_LOCAL
+                               and ld.src[0].src[0].arg[1] * 4 > L1_BYTES)
   # live vectors: the accumulators, the vector loads the copies share (B's), one broadcast of A in flight; in an SLP
   # plan n scalar copies make one vector
   live = (len(reduces) + sum(1 for ld in loads if ld.dtype.count == 1)) / n + 1 if not vec else len(reduces) + sum(1 for ld in loads if ld.dtype.count > 1) + 1

@@ -8,7 +8,7 @@ from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, graph_step, untraced_rewrites, track_context, traced
 from tinygrad.uop.symbolic import symbolic, _terms
-from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast
+from tinygrad.codegen.upcast import MAX_UPCAST, choose_upcasts, outer_ranges, upcast, window_upcasts
 from tinygrad.codegen.vectorize import vectorize, split_reduce
 from tinygrad.codegen.cost import Walk, loop_cost, machine_cost, slp_lanes, slp_broadcasts, k_blockable, K_BLOCK
 from tinygrad.codegen import plan_cache
@@ -145,16 +145,20 @@ def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int, lanes: in
   merged = graph_rewrite(one, symbolic, name="opt: merge output dims")
   return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1, lanes=lanes)
 
-def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16) -> tuple[UOp, list[UOp]] | None:
+def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16, window: bool = False) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the innermost reduce dim (a matmul with both operands contiguous along k): one vector accumulator per
-  output, its lanes summed after the loop. Fewer copies than the output-lane plan: each copy holds a whole vector."""
+  output, its lanes summed after the loop. Fewer copies than the output-lane plan: each copy holds a whole vector.
+  window: the copies are a convolution window's (upcast.window_upcasts), None where the kernel has none."""
   reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
   if not reduces or len({u.src[1:] for u in reduces}) != 1: return None
   R = reduces[0].src[-1]
   width = next((w for w in (16, 8, 4) if w <= lanes and R.src[0].arg % w == 0), None)
   if width is None: return None
-  ups = choose_upcasts(sink, granges, budget=16, first=(4, 5, 2), rest=(4, 2))  # 16 vector accumulators: half the registers
-  ups = ups or latency_upcasts(sink, granges)  # a long sum whose copies share no load: copies for the add latency
+  if window:
+    if (ups := window_upcasts(sink, granges)) is None: return None
+  else:
+    ups = choose_upcasts(sink, granges, budget=16, first=(4, 5, 2), rest=(4, 2))  # 16 vector accumulators: half the registers
+    ups = ups or latency_upcasts(sink, granges)  # a long sum whose copies share no load: copies for the add latency
   plan, new_granges, nid = outer_ranges(granges, ups, nid)
   ssink, Rp, V = graph_step(sink, split_reduce, R, width, nid, name=f"opt: split the reduction for {width} lanes")
   vsink = upcast(ssink, plan, f" reduce vector {width}")
@@ -422,6 +426,8 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
     reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
     if not (prune and _strided_only(sink, reduces[0].src[-1])):
       out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid, lanes)))
+      if lanes >= 16 and window_upcasts(sink, granges) is not None:  # 18 accumulators: AVX-512's 32 registers, not AVX2's 16
+        out.append(("lanes along the reduction, window tile", functools.partial(_vector_over_reduce, sink, granges, nid, lanes, True)))
   return out
 
 class _RewriteLog:
