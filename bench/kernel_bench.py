@@ -7,7 +7,7 @@ tree's median / ours (above 1: ours is faster). Kernels are matched by name; a n
 Without --against it prints this tree's kernels alone. Caches: each tree its own, kept under TINYVIZ_CACHE (else
 ~/.cache/tinyviz), so a second run of the bench compiles nothing."""
 from __future__ import annotations
-import argparse, json, os, pathlib, statistics, subprocess, sys, tempfile
+import argparse, json, os, pathlib, statistics, subprocess, sys
 
 HERE = pathlib.Path(__file__).resolve().parent.parent
 
@@ -25,12 +25,11 @@ def timed_bind(self, p, bufs):
     st = time.perf_counter_ns(); f(*a); ts.append(time.perf_counter_ns() - st)
   return run, args
 ops_cpu.CPUDevice.bind = timed_bind  # TinyJit's replay calls what bind returns
+sys.path.insert(0, "bench")
 from tinygrad import Tensor, nn
 from tinygrad.nn.state import get_parameters
 from beautiful_digits import Model, make_train_step
-class MLP:
-  def __init__(self): self.l1, self.l2 = nn.Linear(784, 128), nn.Linear(128, 10)
-  def __call__(self, x): return self.l2(self.l1(x.flatten(1)).relu())
+from train_bench import MLP  # train_bench's models, so the two benches time the same steps
 kind, steps = sys.argv[1], int(sys.argv[2])
 model, shape = (Model(8), (1, 8, 8)) if kind == "cnn" else (MLP(), (1, 28, 28))
 step = make_train_step(model, nn.optim.Adam(get_parameters(model), lr=1e-3))
@@ -61,7 +60,7 @@ def main() -> None:
   if a.quick: a.rounds, a.steps = 1, 20
   trees = [HERE] + ([pathlib.Path(a.against).resolve()] if a.against else [])
   base = pathlib.Path(os.environ.get("TINYVIZ_CACHE", pathlib.Path.home() / ".cache" / "tinyviz"))
-  caches = {t: str(base / "kernel_bench" / (t.name or "root")) if i else os.environ.get("TINYVIZ_CACHE", str(base)) for i, t in enumerate(trees)}
+  caches = {t: str(base if i == 0 else base / "kernel_bench" / t.name) for i, t in enumerate(trees)}  # ours: the usual cache
   got: dict[pathlib.Path, dict[str, list[int]]] = {t: {} for t in trees}
   for _ in range(a.rounds):
     for t in trees:

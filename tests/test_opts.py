@@ -336,7 +336,7 @@ def test_a_conv_weight_gradient_takes_the_window_tile_with_avx512_registers():
     res = plans["lanes along the reduction, window tile"]()
     p = linearize(res[0], res[1], "window_tile", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
     p.src = Device["CPU"].renderer.render(p)
-    assert p.src.count(" acc") and "acc17 = " in p.src and "acc18" not in p.src, p.src  # 18 accumulators
+    assert "acc17 = " in p.src and "acc18" not in p.src, p.src  # 18 accumulators
     Device["CPU"].compile([p])
     out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
     Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])

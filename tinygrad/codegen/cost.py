@@ -182,13 +182,13 @@ def machine_cost(sink: UOp, lanes: int, slp: int = 1, walk: Walk | None = None) 
     return any(t.op is Ops.MUL and t.src[0] in rngs and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= PAGE_FLOATS for t in _terms(ld.src[1]))
   # vector loads at one index but for a constant (a convolution window's shifted rows, 0..22 floats apart) share their
   # lines: the page cost once per line they span, not per load
-  groups: dict[tuple, list[int]] = {}
+  strided, rows = 0.0, {}
   for ld in loads:
     if not (vec or ld.dtype.count == 1) or not page(ld): continue
+    if ld.dtype.count == 1: strided += PAGE_STRIDE_COST; continue
     ts = _terms(ld.src[1])
-    key = (ld.src[0], ld.dtype.count, ld.dtype.count > 1 and frozenset(t for t in ts if t.op is not Ops.CONST) or ld)
-    groups.setdefault(key, []).append(sum(t.arg for t in ts if t.op is Ops.CONST))
-  strided = PAGE_STRIDE_COST * sum(len(offs) if key[1] == 1 else -(-((max(offs) - min(offs) + key[1]) * 4) // LINE_BYTES) for key, offs in groups.items())
+    rows.setdefault((ld.src[0], ld.dtype.count, frozenset(t for t in ts if t.op is not Ops.CONST)), []).append(sum(t.arg for t in ts if t.op is Ops.CONST))
+  strided += PAGE_STRIDE_COST * sum(-(-(max(offs) - min(offs) + width) * 4 // LINE_BYTES) for (_, width, _), offs in rows.items())
   # vector loads from a packed scratch array bigger than L1 (codegen/pack.py) come from L2 every step
   strided += L2_LOAD_COST * sum(1 for ld in loads if vec and ld.dtype.count > 1 and ld.src[0].op is Ops.AFTER and ld.src[0].src[0].op is Ops.DEFINE_LOCAL
                                and ld.src[0].src[0].arg[1] * 4 > L1_BYTES)

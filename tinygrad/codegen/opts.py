@@ -145,18 +145,16 @@ def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int, lanes: in
   merged = graph_rewrite(one, symbolic, name="opt: merge output dims")
   return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1, lanes=lanes)
 
-def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16, window: bool = False) -> tuple[UOp, list[UOp]] | None:
+def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16, ups: list[tuple[UOp, int]] | None = None) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the innermost reduce dim (a matmul with both operands contiguous along k): one vector accumulator per
   output, its lanes summed after the loop. Fewer copies than the output-lane plan: each copy holds a whole vector.
-  window: the copies are a convolution window's (upcast.window_upcasts), None where the kernel has none."""
+  ups: the copies where the caller chose them (a convolution window's, upcast.window_upcasts)."""
   reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
   if not reduces or len({u.src[1:] for u in reduces}) != 1: return None
   R = reduces[0].src[-1]
   width = next((w for w in (16, 8, 4) if w <= lanes and R.src[0].arg % w == 0), None)
   if width is None: return None
-  if window:
-    if (ups := window_upcasts(sink, granges)) is None: return None
-  else:
+  if ups is None:
     ups = choose_upcasts(sink, granges, budget=16, first=(4, 5, 2), rest=(4, 2))  # 16 vector accumulators: half the registers
     ups = ups or latency_upcasts(sink, granges)  # a long sum whose copies share no load: copies for the add latency
   plan, new_granges, nid = outer_ranges(granges, ups, nid)
@@ -426,8 +424,8 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
     reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
     if not (prune and _strided_only(sink, reduces[0].src[-1])):
       out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid, lanes)))
-      if lanes >= 16 and window_upcasts(sink, granges) is not None:  # 18 accumulators: AVX-512's 32 registers, not AVX2's 16
-        out.append(("lanes along the reduction, window tile", functools.partial(_vector_over_reduce, sink, granges, nid, lanes, True)))
+      if lanes >= 16 and (window := window_upcasts(sink, granges)) is not None:  # 18 accumulators: AVX-512's 32 registers, not AVX2's 16
+        out.append(("lanes along the reduction, window tile", functools.partial(_vector_over_reduce, sink, granges, nid, lanes, window)))
   return out
 
 class _RewriteLog:

@@ -4,6 +4,7 @@ copied u times with c a constant: those loads are then shared by the copies, and
 loop (the linearizer merges reductions over the same ranges). This is how a matmul stops being memory bound."""
 from __future__ import annotations
 import functools, itertools
+from typing import Callable
 from tinygrad.dtype import dtypes
 from tinygrad.helpers import getenv, prod
 from tinygrad.uop.ops import UOp, UPat, Ops, PatternMatcher, graph_rewrite, traced, node_rewriter
@@ -23,18 +24,21 @@ def _factor(size: int, fs: tuple[int, ...], ragged: bool = False) -> int | None:
   if 2 <= size <= max(fs): return size
   return next((f for f in fs if size % f == 0), None)
 
+def _sharing(reduces: list[UOp]) -> Callable[[UOp], frozenset[UOp]]:
+  """For the loads the reductions read: which of them a global range doesn't move (what its copies would share)."""
+  loads = list(dict.fromkeys(u for r in reduces for u in r.src[0].toposort() if u.op is Ops.LOAD))
+  memo: dict = {}
+  return lambda g: frozenset(ld for ld in loads if not _depends(ld.src[1], g, memo))
+
 def choose_upcasts(sink: UOp, granges: list[UOp], budget: int = MAX_UPCAST, first: tuple[int, ...] = (16, 8, 4), rest: tuple[int, ...] = (8, 4),
                    ragged: bool = False) -> list[tuple[UOp, int]]:
   """(global range, factor) pairs for register blocking: the innermost global dim, and then the dim that lets the
   copies share the loads the first choice does not (in a matmul: n shares A's loads, then m shares B's; in a conv:
   x shares the weights, then the output channel shares the input). ragged: the first factor need not divide its dim."""
   if getenv("NOOPT", 0) or not granges: return []
-  topo = sink.toposort()
-  reduces = [u for u in topo if u.op is Ops.REDUCE]
+  reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
   if not reduces or prod(r.src[0].arg for r in reduces[0].src[1:]) < 8: return []
-  loads = list(dict.fromkeys(u for r in reduces for u in r.src[0].toposort() if u.op is Ops.LOAD))
-  memo: dict = {}
-  def shared(g: UOp) -> set[UOp]: return {ld for ld in loads if not _depends(ld.src[1], g, memo)}
+  shared = _sharing(reduces)
   out: list[tuple[UOp, int]] = []
   last = granges[-1]
   if shared(last) and (f := _factor(last.src[0].arg, first, ragged)) is not None: out.append((last, f))
@@ -55,12 +59,8 @@ def window_upcasts(sink: UOp, granges: list[UOp], budget: int = 18) -> list[tupl
   (128 KB, from L2) 4 vectors per 12 FMAs; hand-written as 2 x 3 x 3 accumulators it ran 1.69 -> 0.74 ms on a Zen 4.
   None where the kernel has no such dims."""
   if getenv("NOOPT", 0) or len(granges) < 3: return None
-  topo = sink.toposort()
-  reduces = [u for u in topo if u.op is Ops.REDUCE]
-  if not reduces: return None
-  loads = list(dict.fromkeys(u for r in reduces for u in r.src[0].toposort() if u.op is Ops.LOAD))
-  memo: dict = {}
-  def shared(g: UOp) -> frozenset[UOp]: return frozenset(ld for ld in loads if not _depends(ld.src[1], g, memo))
+  if not (reduces := [u for u in sink.toposort() if u.op is Ops.REDUCE]): return None
+  shared = _sharing(reduces)
   last = granges[-1]
   if not (base := shared(last)) or not 2 <= last.src[0].arg <= 5: return None
   window = [g for g in reversed(granges[:-1]) if 2 <= g.src[0].arg <= 5 and shared(g) == base]

@@ -85,7 +85,7 @@ def _lib_path(cc: str, src: str) -> pathlib.Path:
   # The CPU too: -march=native code from a cache shared between machines (a home folder on NFS) may not run on another
   return CACHE_DIR / f"{hashlib.sha256((cc + ' '.join(CFLAGS) + chr(0) + _cpu_model() + chr(0) + src).encode()).hexdigest()[:32]}.so"
 
-# Which library holds a kernel: CACHE_DIR/kernels/<hash of compiler, flags, prelude and the kernel's source> is a file
+# Which library holds a kernel: CACHE_DIR/kernels/<hash of compiler, flags, CPU, prelude and the kernel's source> is a file
 # naming it. Which kernels share a library depends on how fast the compilers kept up with the codegen, so a later
 # process, whose kernels come in other groups, finds each kernel's library through this index.
 def _index_path(src: str) -> pathlib.Path:
