@@ -1,7 +1,7 @@
 """Every optimization plan of the CPU code generator computes the same numbers: each plan (scalar copies, vector
 lanes along each output dim, lanes along the reduction) of real kernels is compiled with the real C compiler, run,
 and checked against numpy; and the cost model picks vector code where a user would expect it."""
-import json
+import json, re
 import numpy as np
 import pytest
 from tinygrad import Tensor
@@ -342,3 +342,34 @@ def test_a_conv_weight_gradient_takes_the_window_tile_with_avx512_registers():
     Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
     np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(32, 32, 3, 3),
                                np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy()), rtol=1e-3, atol=1e-3)
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+@pytest.mark.parametrize("lanes", [16, 8], ids=["16 lanes (AVX-512)", "8 lanes (AVX2)"])
+def test_lanes_a_constant_stride_apart_are_stored_by_a_loop(lanes):
+  """Lanes along a convolution's output channel (a 4x4 image: channels 16 floats apart) are stored by one loop over
+  the lanes per vector, not a statement per lane (GCC took twice as long on such a kernel), with numpy's numbers."""
+  build, ref = CASES["conv on a 4x4 image, weights packed"]
+  ast, bufs = _kernel(build())
+  sink, granges = lower_kernel(ast)
+  plans = dict(candidate_plans(sink, granges, vector=lanes))
+  res = plans["lanes along output dim 1, wide tile, packed"]()
+  p = linearize(res[0], res[1], "strided_store", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
+  p.src = Device["CPU"].renderer.render(p)
+  loops = [line for line in p.src.splitlines() if f"for (int lane = 0; lane < {lanes}; lane++) data0[" in line]
+  assert loops and all(line.rstrip().endswith("[lane];") and f"+lane*16]" in line for line in loops), p.src
+  assert not re.search(r"data0\[[^\]]*\] = acc\d+\[\d+\];", p.src), p.src  # no store per lane
+  Device["CPU"].compile([p])
+  out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
+  Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
+  np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(ref().shape), ref(), rtol=1e-4, atol=1e-4)
+
+def test_only_an_index_exactly_linear_in_the_lane_is_a_stride():
+  from tinygrad.dtype import dtypes
+  from tinygrad.uop.ops import UOp
+  from tinygrad.codegen.vectorize import _stride
+  V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, 16),), (9, "vector"))
+  G = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, 4),), (1, "global"))
+  assert _stride(G * 1024 + (G * 16 + V) * 16 + 3, V)[1] == 16  # a product of a sum with the lane: distributed
+  assert _stride(G * 64 - V * 5, V)[1] == -5
+  assert _stride(G * 64 + V, V)[1] == 1  # contiguous: the vector store's case, tried first
+  for idx in (G * 64 + (V // 2) * 16, G * 64 + (V % 8) * 16, G * 64 + V * G, G * 64 + V * 0): assert _stride(idx, V) is None, idx

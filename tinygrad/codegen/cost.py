@@ -18,7 +18,7 @@ class Walk:
     weight: dict[UOp, float] = {}  # what each node counts in loop_cost (see there), worked out in this one pass
     groups: dict[tuple[UOp, ...], list[UOp]] = {}
     packs = 0
-    RANGE, REDUCE, AFTER, VECTORIZE, free = Ops.RANGE, Ops.REDUCE, Ops.AFTER, Ops.VECTORIZE, _FREE
+    RANGE, REDUCE, AFTER, VECTORIZE, STORE, free = Ops.RANGE, Ops.REDUCE, Ops.AFTER, Ops.VECTORIZE, Ops.STORE, _FREE
     for u in topo:
       src, op = u.src, u.op
       if op is RANGE:
@@ -38,6 +38,7 @@ class Walk:
       elif op is AFTER: sc &= ~packs  # a packed array: its loop closes before it
       scope[u], deps[u] = sc, dp
       weight[u] = 0 if op in free else len(src) if op is VECTORIZE else 0.25 if is_intlike(u.dtype) else 1
+      if op is STORE and u.arg is not None: weight[u] = 2.25 * u.src[2].dtype.count  # a strided store's loop: per lane the store, the lane and its index, as scattered
     self.bits, self.scope, self.deps, self.weight, self.packs = bits, scope, deps, weight, packs
     self.rngs, self.reduces = max(groups.items(), key=lambda kv: prod(r.src[0].arg for r in kv[0])) if groups else ((), [])
     self.rng_bits = sum(bits.get(r, 0) for r in set(self.rngs))
@@ -86,7 +87,7 @@ def k_blockable(sink: UOp) -> bool:
   """A plain matmul's shape (two global loops, one reduce loop a multiple of K_BLOCK and longer, each output the sum
   itself: no bias or ReLU after it, which a block's partial sum must not get) whose operands don't fit L3 together
   (2048 x 2048: 32 MiB); see opts._k_blocks."""
-  if not all(st.op is Ops.STORE and st.src[2].op is Ops.REDUCE and st.src[2].arg is Ops.ADD for st in sink.src): return False
+  if not all(st.op is Ops.STORE and st.arg is None and st.src[2].op is Ops.REDUCE and st.src[2].arg is Ops.ADD for st in sink.src): return False
   topo = sink.toposort()
   rngs = {r for u in topo if u.op is Ops.REDUCE for r in u.src[1:]}
   if len(rngs) != 1 or len([u for u in topo if u.op is Ops.RANGE and u.arg[1] == "global"]) != 2: return False

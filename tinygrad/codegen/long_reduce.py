@@ -51,4 +51,4 @@ def reads_once(p: Any) -> bool:
     loads = {u for u in r.src[0].toposort() if u.op is Ops.LOAD}
     if not loads or loads & seen: return False
     seen |= loads
-  return bool(seen) and all(u.src[2].dtype.count == 1 for u in p.uops if u.op is Ops.STORE)
+  return bool(seen) and all(u.src[2].dtype.count == 1 or u.arg is not None for u in p.uops if u.op is Ops.STORE)

@@ -334,7 +334,7 @@ def _elementwise_plan(sink: UOp, granges: list[UOp], nid: int, lanes: int) -> tu
     # every store a whole vector, and no vector of loads repeated across lanes ({a, a, b, b, ...}: GCC builds it through
     # the stack, 4 stores then a load that can't be forwarded from them; a max-pool gradient's E_128_64_4_4n2 ran 149 ->
     # 327 us. 8 different loads gathered, E_128_64_2_2_2_2, ran 112 -> 20 us)
-    ok = res is not None and all(st.op is not Ops.STORE or st.src[2].dtype.count > 1 for st in res[0].src) and \
+    ok = res is not None and all(st.op is not Ops.STORE or (st.src[2].dtype.count > 1 and st.arg is None) for st in res[0].src) and \
       not any(u.op is Ops.VECTORIZE and u.src[0].op is Ops.LOAD and len(set(u.src)) < len(u.src) for u in res[0].toposort())
     return res if ok else (sink, granges)  # type: ignore[return-value]
   last = len(granges) - 1

@@ -158,6 +158,10 @@ string_rewrite = fp8_rewrite(BF16_ALU) + bf16_rewrite + PatternMatcher([  # fp8 
   # a gated scalar store (a scatter's, codegen/scatter.py): nothing is written where the gate is false
   (UPat(Ops.STORE, src=(UPat.var("b"), UPat.var("i"), UPat.var("v"), UPat(dtype=dtypes.bool, name="g"))),
    lambda ctx, b, i, v, g: f"if ({ctx[g]}) {ctx[b]}[{ctx[i]}] = {ctx[v]};" if v.dtype.count == 1 else None),
+  # a vector stored lane by lane, its lanes `arg` apart (codegen/vectorize.py's _stride): a loop, not a statement per lane
+  (UPat(Ops.STORE, src=(UPat.var("b"), UPat.var("i"), UPat.var("v")), name="x"),
+   lambda ctx, x, b, i, v: f"for (int lane = 0; lane < {v.dtype.count}; lane++) {ctx[b]}[{ctx[i]}+lane*{x.arg}] = {ctx[v]}[lane];"
+   if x.arg is not None else None),
   (UPat(Ops.STORE, src=(UPat.var("b"), UPat.var("i"), UPat.var("v")), allow_any_len=True),
    lambda ctx, b, i, v: f"__builtin_memcpy({ctx[b]}+{ctx[i]}, &{ctx[v]}, sizeof({ctx[v]}));" if v.dtype.count > 1 else f"{ctx[b]}[{ctx[i]}] = {ctx[v]};"),
   # values: expressions, inlined where used once, else declared
