@@ -23,6 +23,7 @@ def _cases():
   a26, b1024 = T(26, 272), T(272, 1024)  # B bigger than L2 (1.1 MiB), its rows 4 KiB apart: the packed 6-row tile
   x4, w4, x24, w5 = T(4, 16, 6, 6), T(32, 16, 3, 3), T(2, 4, 24, 24), T(32, 4, 5, 5)
   xp = Tensor(np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)))).realize()
+  xp16, w16 = T(4, 16, 10, 10), T(32, 16, 3, 3)
   return {
     "matmul": (lambda: a @ b, lambda: a.numpy() @ b.numpy()),
     "matmul with a transposed operand": (lambda: a @ bt.T, lambda: a.numpy() @ bt.numpy().T),
@@ -43,6 +44,9 @@ def _cases():
                                             lambda: np.einsum("bcyxij,kcij->bkyx", _np_windows(x4.numpy()), w4.numpy())),
     "5x5 conv with 20-wide rows, weights packed": (lambda: (x24._pool((5, 5), (1, 1), (1, 1)).reshape(2, 1, 4, 20, 20, 5, 5) * w5.reshape(1, 32, 4, 1, 1, 5, 5)).sum((2, 5, 6)),
                                                    lambda: np.einsum("bcyxij,kcij->bkyx", _np_windows(x24.numpy(), 5), w5.numpy())),
+    # an 8x8 image read from its padded copy (10 floats a row): with 16 lanes two rows are one vector, two 8-float loads
+    "conv on a padded 8x8 image": (lambda: (xp16._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 16, 8, 8, 3, 3) * w16.reshape(1, 32, 16, 1, 1, 3, 3)).sum((2, 5, 6)),
+                                   lambda: np.einsum("bcyxij,kcij->bkyx", _np_windows(xp16.numpy()), w16.numpy())),
     "conv weight gradient": (lambda: (xp._pool((3, 3), (1, 1), (1, 1)).reshape(4, 1, 3, 8, 8, 3, 3) * g.reshape(4, 16, 1, 8, 8, 1, 1)).sum((0, 3, 4)),
                              lambda: np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy())),
     # a batchnorm statistic: y and x merge into one loop of 64, long enough for vector lanes
@@ -373,3 +377,44 @@ def test_only_an_index_exactly_linear_in_the_lane_is_a_stride():
   assert _stride(G * 64 - V * 5, V)[1] == -5
   assert _stride(G * 64 + V, V)[1] == 1  # contiguous: the vector store's case, tried first
   for idx in (G * 64 + (V // 2) * 16, G * 64 + (V % 8) * 16, G * 64 + V * G, G * 64 + V * 0): assert _stride(idx, V) is None, idx
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_two_rows_of_an_8x8_image_are_one_vector_with_16_lanes(fresh_choices):
+  """The digits CNN's conv2 (32 -> 32 channels over a padded 8x8 image): with 16 lanes, lanes along y and x merged put two
+  rows in a vector, each read as two 8-float loads joined (tg_join16); the wide tile (2 vectors x 8 output channels)
+  is what the cost model picks (1.7-1.8x faster than lanes along x in the step, docs/performance.md), with numpy's numbers.
+  With 8 lanes (AVX2) the plan is not offered."""
+  from tinygrad.codegen.opts import plan_cost, MAX_UPCAST
+  xp, w = T(16, 32, 10, 10), T(32, 32, 3, 3)
+  ast, bufs = _kernel((xp._pool((3, 3), (1, 1), (1, 1)).reshape(16, 1, 32, 8, 8, 3, 3) * w.reshape(1, 32, 32, 1, 1, 3, 3)).sum((2, 5, 6)))
+  sink, granges = lower_kernel(ast)
+  assert not any("dims 2 and 3" in n for n, _ in candidate_plans(sink, granges, vector=8))
+  plans = dict(candidate_plans(sink, granges, vector=16))
+  costs = {n: plan_cost(n, res[0], sink, granges, 16, MAX_UPCAST) for n, plan in plans.items() if (res := plan()) is not None}
+  assert min(costs, key=costs.get) == "lanes along output dims 2 and 3, wide tile", costs
+  res = plans["lanes along output dims 2 and 3, wide tile"]()
+  p = linearize(res[0], res[1], "two_rows", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
+  p.src = Device["CPU"].renderer.render(p)
+  assert p.src.count("tg_join16(") == 2 and "floatx8 val" in p.src, p.src  # the tile's two row pairs, each from two loads
+  Device["CPU"].compile([p])
+  out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
+  Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
+  np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(16, 32, 8, 8),
+                             np.einsum("bcyxij,kcij->bkyx", _np_windows(xp.numpy()), w.numpy()), rtol=1e-4, atol=1e-4)
+
+def test_only_lanes_in_two_consecutive_runs_are_halves():
+  from tinygrad.dtype import dtypes
+  from tinygrad.uop.ops import UOp
+  from tinygrad.codegen.vectorize import _halves
+  V = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, 16),), (9, "vector"))
+  G = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, 4),), (1, "global"))
+  m = G * 16 + V  # two rows of an 8-wide image, read from its 10-wide padded copy
+  lo, hi = _halves((m // 8 + 1) * 10 + m % 8 + 1, V, 16)
+  from tinygrad.uop.ops import graph_rewrite
+  from tinygrad.uop.symbolic import symbolic
+  for g in range(4):
+    val = lambda u: graph_rewrite(u.substitute({G: UOp.const(dtypes.int32, g)}), symbolic).arg
+    assert (val(lo), val(hi)) == ((2 * g + 1) * 10 + 1, (2 * g + 2) * 10 + 1)
+  for idx in ((m // 4) * 10 + m % 4, m * 2, (m // 8) * 10 + (7 - m % 8)):  # runs of 4, a stride, a reversed run
+    assert _halves(idx, V, 16) is None, idx
+  assert _halves((m // 8) * 10 + m % 8, V, 8) is None  # 16 lanes only

@@ -137,13 +137,13 @@ def block_reduce(sink: UOp, R: UOp, KB: UOp, Rp: UOp) -> UOp:
     mapping[st] = UOp(Ops.STORE, st.dtype, (buf, idx, UOp(Ops.WHERE, v.dtype, (UOp.const(dtypes.int32, 0) < KB, v + UOp(Ops.LOAD, v.dtype, (buf, idx)), v)), *st.src[3:]), st.arg)
   return sink.substitute(mapping)
 
-def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int, lanes: int = 16) -> tuple[UOp, list[UOp]] | None:
+def _vector_over_pair(sink: UOp, granges: list[UOp], k: int, nid: int, lanes: int = 16, tile: str = "tall") -> tuple[UOp, list[UOp]] | None:
   """Lanes along output dims k and k+1 merged into one (index math splits it again where needed)."""
   a, b = granges[k], granges[k + 1]
   G = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, a.src[0].arg * b.src[0].arg),), (nid, "global"))
   one = graph_step(sink, merge_ranges, a, b, G, name="opt: one range for two output dims")
   merged = graph_rewrite(one, symbolic, name="opt: merge output dims")
-  return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1, lanes=lanes)
+  return _vector_over_output(merged, granges[:k] + [G] + granges[k + 2:], G, nid + 1, tile, lanes=lanes)
 
 def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16, ups: list[tuple[UOp, int]] | None = None) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the innermost reduce dim (a matmul with both operands contiguous along k): one vector accumulator per
@@ -421,6 +421,12 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
     w = min(_widths(lanes))
     out += [(f"lanes along output dims {k} and {k + 1}", functools.partial(_vector_over_pair, sink, granges, k, nid, lanes)) for k in range(len(granges) - 1)
             if 2 <= granges[k + 1].src[0].arg < w and granges[k].src[0].arg >= 2 and granges[k].src[0].arg * granges[k + 1].src[0].arg % w == 0]
+    # with AVX-512, two 8-wide rows (a convolution's 8x8 image) as 16 lanes: each vector of the input two 8-float loads
+    # (vectorize._halves), each FMA 16 lanes where lanes along x use 8; the wide tile (2 vectors x 8 output channels)
+    # keeps 8 weight pointers where the tall one's 16 ran out of registers (the digits' conv2 forward 577 -> 301 us alone)
+    out += [(f"lanes along output dims {k} and {k + 1}, {tile} tile", functools.partial(_vector_over_pair, sink, granges, k, nid, lanes, tile))
+            for k in range(len(granges) - 1) for tile in ("tall", "wide")
+            if lanes >= 16 and granges[k + 1].src[0].arg == lanes // 2 and granges[k].src[0].arg >= 4 and granges[k].src[0].arg % 4 == 0]
     reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
     if not (prune and _strided_only(sink, reduces[0].src[-1])):
       out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid, lanes)))

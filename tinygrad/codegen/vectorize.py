@@ -68,6 +68,21 @@ def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
       if _canon(at(k)) != (b_terms, b_const + k): return None
   return base
 
+@functools.lru_cache(maxsize=1 << 16)
+def _halves(idx: UOp, V: UOp, width: int) -> tuple[UOp, UOp] | None:
+  """Each half's index at its first lane when the lanes of each half of V read consecutive addresses (two rows of an
+  8-wide image in 16 lanes: a convolution's input, 10 floats from one padded row to the next), else None. Only for
+  16 lanes: two 8-float loads make the vector (AVX-512: a load and an insert). Tested as _base tests a vector, on the
+  index with V = h * width/2 + a half's lane, simplified; by value first (most loads fail there)."""
+  c = width // 2
+  if width != 16: return None
+  for h in (0, 1):
+    if (b := _value(idx, {V: h * c})) is not None and any((v := _value(idx, {V: h * c + k})) is not None and v != b + k for k in (1, c - 1)): return None
+  L = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, c),), (V.arg[0], "half"))
+  with untraced_rewrites():
+    bases = tuple(_base(graph_rewrite(idx.substitute({V: L + h * c}), symbolic), L, c) for h in (0, 1))
+  return None if None in bases or any(L in b.toposort() for b in bases) else bases  # type: ignore[return-value]
+
 def _coefficient(u: UOp, V: UOp) -> int | None:
   """c when u is (u with V = 0) + V * c exactly (sums, differences, products by constants), else None."""
   if u is V: return 1
@@ -136,6 +151,8 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
     if u.op is Ops.LOAD:
       if (len(u.src) == 2 or not dep[u.src[2]]) and (base := _base(u.src[1], V, width)) is not None:
         new[u] = simp(UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], simp(base), *[new[s] for s in u.src[2:]])))
+      elif (len(u.src) == 2 or not dep[u.src[2]]) and (halves := _halves(u.src[1], V, width)) is not None:  # two half-vector loads
+        new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(simp(UOp(Ops.LOAD, u.dtype.vec(width // 2), (u.src[0], simp(b), *[new[s] for s in u.src[2:]]))) for b in halves)))
       else: new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width))))  # one scalar load per lane
     elif u.op is Ops.STORE:
       if not dep[u.src[2]]: return None

@@ -111,6 +111,8 @@ def _vector_load(ctx: RenderCtx, x: UOp, b: UOp, i: UOp, gate: UOp | None) -> st
   return f"{ctx.tname(x.dtype)} {ctx[x]} = {{0}};\n" + (copy if gate is None else f"if ({ctx[gate]}) {copy}")
 
 def _vectorize(ctx: RenderCtx, x: UOp) -> str:  # a lane mask from scalar bools: true is all ones
+  if len(x.src) == 2 and x.src[0].dtype.count == 8 and x.dtype.count == 16:  # two halves (codegen/vectorize.py's _halves) joined: PRELUDE
+    return f"tg_join16({ctx[x.src[0]]}, {ctx[x.src[1]]})"
   return f"(({ctx.tname(x.dtype)}){{{', '.join(f'-{ctx[s]}' if x.dtype.scalar == dtypes.bool else ctx[s] for s in x.src)}}})"
 
 # bfloat16 has no C type here: a value is its 16 bits in an unsigned short, widened to float exactly by a shift
@@ -270,6 +272,15 @@ PRELUDE = r"""#define bool _Bool
 float exp2f(float); float log2f(float); float sinf(float); float sqrtf(float); float truncf(float); float powf(float, float);
 double exp2(double); double log2(double); double sin(double); double sqrt(double); double trunc(double); double pow(double, double);
 float ldexpf(float, int); float frexpf(float, int*); float nearbyintf(float); float fabsf(float);
+/* two floatx8 as one floatx16 (a convolution's two 8-wide rows): one insert, where the stack would cost 5x the kernel's
+   time. __builtin_shufflevector is GCC 12's and clang's; older GCC has AVX-512DQ's insert */
+#if defined(__clang__) || __GNUC__ >= 12
+#define tg_join16(a, b) __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#elif defined(__AVX512DQ__)
+#define tg_join16(a, b) ((floatx16)__builtin_ia32_insertf32x8_mask(__builtin_ia32_ps512_256ps(a), b, 1, (floatx16){0}, (unsigned short)0xffff))
+#else
+#define tg_join16(a, b) (((union { floatx8 h[2]; floatx16 v; }){.h = {a, b}}).v)
+#endif
 static inline float tg_bf2f(unsigned short b) { union { unsigned int u; float f; } c = {.u = (unsigned int)b << 16}; return c.f; }
 static inline unsigned short tg_f2bf(float f) {
   union { float f; unsigned int u; } c = {.f = f};
