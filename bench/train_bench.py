@@ -1,8 +1,10 @@
 """Training steps per second with TinyJit, side by side with PyTorch CPU in the same run (when torch is installed):
-the digits CNN of examples/beautiful_digits.py and a 784-128-10 MLP, batch 128, Adam.
-  python bench/train_bench.py [--quick]"""
+the digits CNN of examples/beautiful_digits.py and a 784-128-10 MLP, batch 128, Adam. Rounds of `steps` steps
+alternate between the two (PyTorch's own figure swung 80-200 steps/s within minutes on a shared machine: one round
+each said little); each side's median round is printed, and the ratio of the medians.
+  python bench/train_bench.py [--quick] [--rounds N]"""
 from __future__ import annotations
-import pathlib, sys, time
+import pathlib, statistics, sys, time
 import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "examples"))
 from tinygrad import Tensor, nn
@@ -15,17 +17,23 @@ class MLP:
   def __init__(self): self.l1, self.l2 = nn.Linear(784, 128), nn.Linear(128, 10)
   def __call__(self, x: Tensor) -> Tensor: return self.l2(self.l1(x.flatten(1)).relu())
 
-def ours_steps_per_s(model, x_shape: tuple[int, ...], steps: int) -> float:
+def timed(step, steps: int):
+  """A function that times `steps` calls of step (and the wait for the last's result): steps per second."""
+  def run() -> float:
+    st = time.perf_counter()
+    for _ in range(steps): out = step()
+    (out.item() if hasattr(out, "item") else out)
+    return steps / (time.perf_counter() - st)
+  return run
+
+def ours_round(model, x_shape: tuple[int, ...], steps: int):
   step = make_train_step(model, nn.optim.Adam(get_parameters(model), lr=1e-3))
   rng = np.random.default_rng(0)
   x, y = Tensor(rng.standard_normal((BS, *x_shape), dtype=np.float32)).realize(), Tensor(rng.integers(0, 10, BS, dtype=np.int32)).realize()
   for _ in range(3): step(x, y)  # run, capture, first replay
-  st = time.perf_counter()
-  for _ in range(steps): step(x, y)
-  step(x, y).item()
-  return (steps + 1) / (time.perf_counter() - st)
+  return timed(lambda: step(x, y), steps)
 
-def torch_steps_per_s(kind: str, steps: int) -> float | None:
+def torch_round(kind: str, steps: int):
   try: import torch
   except ImportError: return None
   torch.manual_seed(0)
@@ -45,12 +53,9 @@ def torch_steps_per_s(kind: str, steps: int) -> float | None:
     loss.backward(); opt.step()
     return loss
   for _ in range(3): step()
-  st = time.perf_counter()
-  for _ in range(steps): step()
-  step().item()
-  return (steps + 1) / (time.perf_counter() - st)
+  return timed(step, steps)
 
-def main(quick: bool = False) -> None:
+def main(quick: bool = False, rounds: int = 5) -> None:
   steps = 10 if quick else 40
   Tensor.manual_seed(0)
   try:
@@ -58,10 +63,18 @@ def main(quick: bool = False) -> None:
     threads = torch.get_num_threads()
   except ImportError: threads = None
   for kind, model, shape in (("cnn", Model(8), (1, 8, 8)), ("mlp", MLP(), (1, 28, 28))):
-    ours = ours_steps_per_s(model, shape, steps)
-    theirs = torch_steps_per_s(kind, steps)
-    line = f"{kind} batch {BS}: ours {ours:7.1f} steps/s"
-    if theirs is not None: line += f"   torch {theirs:7.1f} steps/s ({threads} threads)   ours/torch {ours / theirs:5.2f}x   (target >= 0.5x)"
-    print(line)
+    ours_run, theirs_run = ours_round(model, shape, steps), torch_round(kind, steps)
+    ours, theirs = [], []
+    for _ in range(rounds):  # alternating: both sides see the same minutes of the machine
+      ours.append(ours_run())
+      if theirs_run is not None: theirs.append(theirs_run())
+    line = f"{kind} batch {BS}: ours {statistics.median(ours):7.1f} steps/s"
+    if theirs:
+      t = statistics.median(theirs)
+      line += (f"   torch {t:7.1f} steps/s ({threads} threads)   ours/torch {statistics.median(ours) / t:5.2f}x   (target >= 1.0x; "
+               f"{rounds} rounds of {steps} steps: ours {min(ours):.0f}-{max(ours):.0f}, torch {min(theirs):.0f}-{max(theirs):.0f})")
+    print(line, flush=True)
 
-if __name__ == "__main__": main("--quick" in sys.argv)
+if __name__ == "__main__":
+  args = sys.argv[1:]
+  main("--quick" in args, int(args[args.index("--rounds") + 1]) if "--rounds" in args else 5)

@@ -124,6 +124,10 @@ def to_linear(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] 
   # the global loops open outermost first; an AFTER (a packed panel) is placed right inside the loops it depends on,
   # so it runs once per panel and not once per row tile inside it
   afters = [u for u in topo if u.op is Ops.AFTER]
+  # one that no global loop moves (all of a layer's weights, packed) is filled once, before the loops (once per thread:
+  # the C renderer opens the parallel region around it), not once per iteration of the outermost loop: the digits' conv3
+  # input gradient packed its 18432 weights for each of 128 images
+  if global_ranges and (now := [u for u in afters if not scope[u]]): emit_block(now, frozenset(), 1)
   for i, r in enumerate(global_ranges):
     prog.append(r)
     if (now := [u for u in afters if u not in emitted and scope[u] <= frozenset(global_ranges[:i + 1])]):

@@ -89,7 +89,7 @@ def _codegen(ast: UOp, name: str, kind: str, renderer: Any, tried: list[dict] | 
   with rewrite_memo(), gc_paused():
     sink, granges = apply_opts(*lower_kernel(ast), vector=getattr(renderer, "vector_floats", 0) if kind == "CPU" else 0, max_upcast=renderer.max_upcast, tried=tried)
     p = linearize(sink, granges, name, [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
-    first = next((u for u in p.uops if u.op is Ops.RANGE), None)
+    first = next((u for u in p.uops if u.op is Ops.RANGE and u.arg[1] == "global"), None) or next((u for u in p.uops if u.op is Ops.RANGE), None)
     # compute-bound kernels use every core; streaming kernels only when huge: one core nearly saturates memory, and a
     # parallel region waits for its slowest thread, which on a busy machine is one that got descheduled. (A GPU kernel's
     # global loops are its threads already.)

@@ -69,7 +69,10 @@ class RenderCtx:
     self.renderer, self.p, self.r = renderer, p, {}
     uops = p.uops
     self.acc_ops: dict[UOp, Ops] = {u.src[0]: u.arg for u in uops if u.op is Ops.ACC_UPDATE}
-    self.first_loop = next((u for u in uops if u.op is Ops.RANGE), None)
+    self.first_loop = next((u for u in uops if u.op is Ops.RANGE and u.arg[1] == "global"), None) or next((u for u in uops if u.op is Ops.RANGE), None)
+    # a scratch array filled before the first global loop (codegen/linearize.py): a parallel region around both, each
+    # thread filling its own, the loop split by `omp for`
+    self.region = p.parallel and self.first_loop is not None and any(u.op is Ops.DEFINE_LOCAL for u in uops[:uops.index(self.first_loop)])
     self.global_ranges = [u for u in uops if u.op is Ops.RANGE and u.arg[1] == "global"]
     # per reduce loop: the accumulator of the reduction it opens when that reduction has one (OpenMP's clause names
     # it), and whether another loop opens inside it (only an innermost loop is a simd loop)
@@ -100,7 +103,7 @@ def _omp(ctx: RenderCtx, x: UOp) -> str:
   red_op = ctx.acc_ops.get(acc) if acc is not None else None
   red = f" reduction({'+' if red_op is Ops.ADD else '*' if red_op is Ops.MUL else 'max'}:{ctx[acc]})" if acc is not None and red_op else ""
   simd = " simd" if acc is not None and red_op in (Ops.ADD, Ops.MAX) and dtypes.is_float(acc.dtype) and x not in ctx.nested else ""
-  if x is ctx.first_loop and ctx.p.parallel: return f"#pragma omp parallel for{simd}{red}\n"
+  if x is ctx.first_loop and ctx.p.parallel: return f"#pragma omp {'for' if ctx.region else 'parallel for'}{simd}{red}\n"
   return f"#pragma omp simd{red}\n" if simd else ""
 
 def for_loop(ctx: RenderCtx, x: UOp, n: UOp) -> str: return f"for (int {ctx[x]} = 0; {ctx[x]} < {n.arg}; {ctx[x]}++) {{"
@@ -227,6 +230,7 @@ class CStyleRenderer:
       return f"{prefix}{counts[prefix] - 1}"
     def emit(s: str, own: list[UOp]) -> None:
       for piece in s.split("\n"): lines.append("  " * depth + piece); owners.append(own)
+    if ctx.region: emit("#pragma omp parallel\n{", []); depth += 1
     for u in uops:
       op = u.op
       if op in NAMES: r[u] = rule(u); continue
@@ -245,6 +249,7 @@ class CStyleRenderer:
         if op is Ops.RANGE: depth += 1
       elif users[u] <= 1 and u.dtype != dtypes.bool and op is not Ops.BITCAST: r[u] = text; folded[u] = own; inlined.add(u)  # used once: inline it
       else: r[u] = name("alu"); emit(f"{ctx.tname(u.dtype)} {r[u]} = {text};", own)
+    if ctx.region: depth -= 1; emit("}", [])
     written = {u.src[0] for u in uops if u.op is Ops.STORE}
     params = ", ".join(f"{'' if pp in written else 'const '}{ctx.tname(pp.dtype)}* {self.buffer_qualifier} data{pp.arg[0]}" for pp in p.params)
     # each float vector type and its lane mask type (int lanes of the same size: what GCC's vector compares return)
