@@ -423,9 +423,10 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
             if 2 <= granges[k + 1].src[0].arg < w and granges[k].src[0].arg >= 2 and granges[k].src[0].arg * granges[k + 1].src[0].arg % w == 0]
     # with AVX-512, two 8-wide rows (a convolution's 8x8 image) as 16 lanes: each vector of the input two 8-float loads
     # (vectorize._halves), each FMA 16 lanes where lanes along x use 8; the wide tile (2 vectors x 8 output channels)
-    # keeps 8 weight pointers where the tall one's 16 ran out of registers (the digits' conv2 forward 577 -> 301 us alone)
-    out += [(f"lanes along output dims {k} and {k + 1}, {tile} tile", functools.partial(_vector_over_pair, sink, granges, k, nid, lanes, tile))
-            for k in range(len(granges) - 1) for tile in ("tall", "wide")
+    # keeps 8 weight pointers where the tall one's 16 ran out of registers (the digits' conv2 forward 577 -> 301 us alone,
+    # the tall tile 490: never picked, so not built)
+    out += [(f"lanes along output dims {k} and {k + 1}, wide tile", functools.partial(_vector_over_pair, sink, granges, k, nid, lanes, "wide"))
+            for k in range(len(granges) - 1)
             if lanes >= 16 and granges[k + 1].src[0].arg == lanes // 2 and granges[k].src[0].arg >= 4 and granges[k].src[0].arg % 4 == 0]
     reduces = [u for u in sink.toposort() if u.op is Ops.REDUCE]
     if not (prune and _strided_only(sink, reduces[0].src[-1])):
