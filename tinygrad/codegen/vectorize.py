@@ -74,8 +74,8 @@ def _halves(idx: UOp, V: UOp, width: int) -> tuple[UOp, UOp] | None:
   8-wide image in 16 lanes: a convolution's input, 10 floats from one padded row to the next), else None. Only for
   16 lanes: two 8-float loads make the vector (AVX-512: a load and an insert). Tested as _base tests a vector, on the
   index with V = h * width/2 + a half's lane, simplified; by value first (most loads fail there)."""
-  c = width // 2
   if width != 16: return None
+  c = width // 2
   for h in (0, 1):
     if (b := _value(idx, {V: h * c})) is not None and any((v := _value(idx, {V: h * c + k})) is not None and v != b + k for k in (1, c - 1)): return None
   L = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, c),), (V.arg[0], "half"))
@@ -104,9 +104,10 @@ def _stride(idx: UOp, V: UOp) -> tuple[UOp, int] | None:
 
 def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, presimplify: bool = False) -> UOp | None:
   """The kernel with every value that depends on the vector range V as one vector of `width` lanes: loads and stores
-  at base + V become single vector loads and stores; other loads (strided, or gated per lane) are gathered and other
-  stores scattered lane by lane (or by a loop over the lanes: _stride). reduce_range: V is the lane of that reduce range (split by split_reduce), so each
-  sum over it ends with a sum (or max) of its lanes. None when some node can't be a vector (then the caller copies
+  at base + V become single vector loads and stores; loads in two consecutive halves two half loads (_halves); other
+  loads (strided, or gated per lane) are gathered and other stores scattered lane by lane, or by a loop over the lanes
+  where they are a constant stride apart (_stride). reduce_range: V is the lane of that reduce range (split by
+  split_reduce), so each sum over it ends with a sum (or max) of its lanes. None when some node can't be a vector (then the caller copies
   the body per lane instead). Only float arithmetic, comparisons and selects (a ReLU), and sum/product/max reductions
   are vectorized. presimplify: each new node (the vector code, a lane's copy of a gathered or scattered index, a lane
   mask) is simplified (symbolic) as it is made, from simplified sources, so the caller's symbolic rewrite of the result
