@@ -164,6 +164,29 @@ def _vector_over_reduce(sink: UOp, granges: list[UOp], nid: int, lanes: int = 16
   out = graph_rewrite(vec, symbolic, name="opt: vectorized")
   return _pack_reduce(out, new_granges) or (out, new_granges)
 
+def merge_reduce_rows(sink: UOp, Ry: UOp, Rx: UOp, R: UOp) -> UOp:
+  """Each reduction's two innermost ranges (a convolution's y and x) as one range R: y = R // len(x), x = R % len(x)."""
+  nx = Rx.src[0].arg
+  return sink.substitute({u: UOp(Ops.REDUCE, u.dtype, (u.src[0].substitute({Ry: R // nx, Rx: R % nx}), *u.src[1:-2], R), u.arg)
+                          for u in sink.toposort() if u.op is Ops.REDUCE})
+
+def _rows_mergeable(sink: UOp, lanes: int) -> tuple[UOp, UOp] | None:
+  """(y, x): the reduction's two innermost ranges where x is half a vector (8 of AVX-512's 16 lanes) and y even, every
+  reduction over the same ranges; else None."""
+  if lanes < 16 or len(rngs := {u.src[1:] for u in sink.toposort() if u.op is Ops.REDUCE}) != 1 or len(rs := next(iter(rngs))) < 2: return None
+  Ry, Rx = rs[-2], rs[-1]
+  return (Ry, Rx) if Rx.src[0].arg == lanes // 2 and Ry.src[0].arg % 2 == 0 else None
+
+def _vector_over_reduce_rows(sink: UOp, granges: list[UOp], nid: int, lanes: int, ups: list[tuple[UOp, int]]) -> tuple[UOp, list[UOp]] | None:
+  """Lanes along the reduction with two of its 8-wide rows in one 16-lane vector (AVX-512): a convolution weight
+  gradient's window tile, whose lanes along x alone fill half of each FMA. The rows' y and x become one range first;
+  the padded input's vector is then two 8-float loads joined (vectorize._halves), the output gradient's one load."""
+  if (yx := _rows_mergeable(sink, lanes)) is None: return None
+  Ry, Rx = yx
+  R = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, Ry.src[0].arg * Rx.src[0].arg),), (nid, "reduce"))
+  one = graph_step(sink, merge_reduce_rows, Ry, Rx, R, name="opt: one range for the reduction's rows")
+  return _vector_over_reduce(graph_rewrite(one, symbolic, name="opt: merge the reduction's rows"), granges, nid + 1, lanes, ups)
+
 def _pack_reduce(sink: UOp, granges: list[UOp]) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the reduction with loads that the inner global loops don't move and a reduce range moves a page or
   more per step (a weight gradient's output gradient): those loads packed once per outermost global loop iteration
@@ -433,6 +456,8 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
       out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid, lanes)))
       if lanes >= 16 and (window := window_upcasts(sink, granges)) is not None:  # 18 accumulators: AVX-512's 32 registers, not AVX2's 16
         out.append(("lanes along the reduction, window tile", functools.partial(_vector_over_reduce, sink, granges, nid, lanes, window)))
+        if _rows_mergeable(sink, lanes) is not None:
+          out.append(("lanes along the reduction, window tile, two rows", functools.partial(_vector_over_reduce_rows, sink, granges, nid, lanes, window)))
   return out
 
 class _RewriteLog:
