@@ -29,7 +29,8 @@ from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, 
 # Only with lanes along the innermost output dim (a row) of a reduction over several ranges (a convolution's channels
 # and window): the small GPT's r_32_16_4_8_32, one reduce loop of 32, picked it too and ran 5% slower
 TILES = {"tall": (MAX_UPCAST // 8, (16, 8, 4), (8, 4), 1, False), "square": (16, (4,), (4,), 1, False), "2x4": (8, (2,), (4,), 1, False),
-         "wide": (8, (8, 4), (4,), 2, False), "6-row": (6, (6,), (), 2, True), "narrow": (6, (6, 5, 4), (), 2, False)}
+         "wide": (8, (8, 4), (4,), 2, False), "6-row": (6, (6,), (), 2, True), "narrow": (6, (6, 5, 4), (), 2, False),
+         "window": (9, (3,), (3,), 2, False)}
 
 def _widths(lanes: int) -> tuple[int, ...]:
   """Vector widths (floats) to try, widest first, none wider than the machine's registers (lanes)."""
@@ -40,7 +41,8 @@ def _width(g: UOp, lanes: int) -> int | None: return next((w for w in _widths(la
 def _output_tile(sink: UOp, granges: list[UOp], g: UOp, tile: str, lanes: int) -> list[tuple[UOp, int]]:
   """The upcasts of the other dims beside lanes along g."""
   budget, first, more, _, ragged = TILES[tile]
-  return choose_upcasts(sink, [r for r in granges if r is not g], budget=min(budget, MAX_UPCAST // (_width(g, lanes) or 8)), first=first, rest=more, ragged=ragged)
+  cap = budget if tile == "window" else MAX_UPCAST // (_width(g, lanes) or 8)  # the window's 9 copies x 2 vectors: 18 of AVX-512's 32 registers
+  return choose_upcasts(sink, [r for r in granges if r is not g], budget=min(budget, cap), first=first, rest=more, ragged=ragged)
 
 def _vector_over_output(sink: UOp, granges: list[UOp], g: UOp, nid: int, tile: str = "tall", lanes: int = 16, packed: bool = False) -> tuple[UOp, list[UOp]] | None:
   """Lanes along output dim g (a matmul's columns; a convolution's x): partial results stay separate per lane; the
@@ -271,7 +273,7 @@ def _strided_only(sink: UOp, r: UOp) -> bool:
       if r in t.toposort() and not (t.op is Ops.MUL and t.src[0] is r and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= MIN_PRUNED_STRIDE): return False
   return True
 
-PACKED_TILES = ("wide", "narrow")  # "narrow": 4-6 copies x 2 vectors, 8-12 accumulators; only packed
+PACKED_TILES = ("wide", "narrow", "window")  # "narrow": 4-6 copies x 2 vectors, 8-12 accumulators; only packed
 MIN_PACKED_TRIPS = 64
 
 def _gathers_along(sink: UOp, granges: list[UOp], g: UOp, lanes: int) -> bool:
@@ -430,14 +432,16 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
       # (a conv's 8- or 24-wide rows), those beat the packed plans (digits conv2 forward 2.8 vs 3.2 ms, one core)
       gather = g is not granges[-1] and _width(granges[-1], lanes) is None and _gathers_along(sink, granges, g, lanes)
       if prune and _strided_only(sink, g) and not gather: continue
-      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile != "narrow" and (not TILES[tile][4] or _packable(sink, granges, g, lanes))
+      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile not in ("narrow", "window") and (not TILES[tile][4] or _packable(sink, granges, g, lanes))
                and (tile != "2x4" or window and g is granges[-1])}
       if not (prune and _strided_only(sink, g)):
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes))
                 for tile, tile_ups in tiles.items() if tile != "square" or tile_ups != tiles["tall"]  # a square tile that is the tall one is built once
                 if tile != "2x4" or tile_ups not in (tiles["tall"], tiles["square"])]
       if gather:
-        packed = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in PACKED_TILES}
+        packed = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in PACKED_TILES if tile != "window" or lanes >= 16}
+        # the window tile only as a weight gradient's whole kx and ky (a 6x6 forward's x and y by 3 each ran 0.9x)
+        if "window" in packed and (len(packed["window"]) < 2 or any(f != r.src[0].arg for r, f in packed["window"])): del packed["window"]
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile, packed", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes, True))
                 for tile, tile_ups in packed.items() if tile == PACKED_TILES[0] or tile_ups != packed[PACKED_TILES[0]]]  # the same tile built once
     # two dims too short for vectors alone (a 4x4 image) may fit one as a pair
