@@ -30,7 +30,7 @@ from tinygrad.codegen.pack import MAX_PACK_BYTES, MIN_PACK_STRIDE, panel_loads, 
 # and window): the small GPT's r_32_16_4_8_32, one reduce loop of 32, picked it too and ran 5% slower
 TILES = {"tall": (MAX_UPCAST // 8, (16, 8, 4), (8, 4), 1, False), "square": (16, (4,), (4,), 1, False), "2x4": (8, (2,), (4,), 1, False),
          "wide": (8, (8, 4), (4,), 2, False), "6-row": (6, (6,), (), 2, True), "narrow": (6, (6, 5, 4), (), 2, False),
-         "window": (9, (3,), (3,), 2, False)}
+         "window": (9, (3,), (3,), 2, False), "rows": (8, (4,), (2,), 2, False)}
 
 def _widths(lanes: int) -> tuple[int, ...]:
   """Vector widths (floats) to try, widest first, none wider than the machine's registers (lanes)."""
@@ -273,7 +273,10 @@ def _strided_only(sink: UOp, r: UOp) -> bool:
       if r in t.toposort() and not (t.op is Ops.MUL and t.src[0] is r and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= MIN_PRUNED_STRIDE): return False
   return True
 
-PACKED_TILES = ("wide", "narrow", "window")  # "narrow": 4-6 copies x 2 vectors, 8-12 accumulators; only packed
+# "window" (AVX-512 only): a weight gradient's whole 3 x 3 window as copies x 2 vectors, 18 accumulators, each packed
+# vector feeding 9 FMAs (the digits' conv3 weight gradient 1.27x alone); "rows" (AVX-512 only): a 4-wide row and 2 rows
+# x 2 vectors, 16 accumulators (the digits' conv3 input gradient 1.07-1.2x, its forward the same)
+PACKED_TILES = ("wide", "narrow", "window", "rows")  # "narrow": 4-6 copies x 2 vectors, 8-12 accumulators; only packed
 MIN_PACKED_TRIPS = 64
 
 def _gathers_along(sink: UOp, granges: list[UOp], g: UOp, lanes: int) -> bool:
@@ -432,14 +435,14 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
       # (a conv's 8- or 24-wide rows), those beat the packed plans (digits conv2 forward 2.8 vs 3.2 ms, one core)
       gather = g is not granges[-1] and _width(granges[-1], lanes) is None and _gathers_along(sink, granges, g, lanes)
       if prune and _strided_only(sink, g) and not gather: continue
-      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile not in ("narrow", "window") and (not TILES[tile][4] or _packable(sink, granges, g, lanes))
+      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile not in ("narrow", "window", "rows") and (not TILES[tile][4] or _packable(sink, granges, g, lanes))
                and (tile != "2x4" or window and g is granges[-1])}
       if not (prune and _strided_only(sink, g)):
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes))
                 for tile, tile_ups in tiles.items() if tile != "square" or tile_ups != tiles["tall"]  # a square tile that is the tall one is built once
                 if tile != "2x4" or tile_ups not in (tiles["tall"], tiles["square"])]
       if gather:
-        packed = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in PACKED_TILES if tile != "window" or lanes >= 16}
+        packed = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in PACKED_TILES if tile not in ("window", "rows") or lanes >= 16}
         # the window tile only as a weight gradient's whole kx and ky (a 6x6 forward's x and y by 3 each ran 0.9x)
         if "window" in packed and (len(packed["window"]) < 2 or any(f != r.src[0].arg for r, f in packed["window"])): del packed["window"]
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile, packed", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes, True))
