@@ -271,6 +271,21 @@ def test_a_big_elementwise_kernel_with_a_short_inner_loop_is_vector_code(fresh_c
   np.testing.assert_allclose(t.numpy(), (x.numpy() - m.numpy()) * s.numpy(), rtol=1e-6)
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_a_max_pool_gradient_reads_its_pooled_values_as_one_vector_repeated(fresh_choices):
+  """A max-pool's gradient over 8x8 images (64k elements or more): each element compares with, or is scaled by, its 2x2
+  window's pooled value at (y // 2, x // 2). GCC left such a loop scalar, and a gather of {a, a, b, b, ...} went through
+  the stack, so the pooled values are one 4-float load whose lanes a shuffle repeats (vectorize._repeats). The same
+  numbers as numpy, bit for bit."""
+  x = Tensor(rng.integers(0, 3, (64, 32, 8, 8)).astype(np.float32)).realize()
+  p, c = Tensor(rng.integers(0, 3, (64, 32, 4, 4)).astype(np.float32)).realize(), T(64, 32, 4, 4) + 3
+  up = lambda t: t.reshape(64, 32, 4, 1, 4, 1).expand(64, 32, 4, 2, 4, 2).reshape(64, 32, 8, 8)
+  np_up = lambda a: a.repeat(2, 2).repeat(2, 3)
+  for t, want in (((x == up(p)).float(), (x.numpy() == np_up(p.numpy())).astype(np.float32)), (x * up(p) / up(c), x.numpy() * np_up(p.numpy()) / np_up(c.numpy()))):
+    src = R.get_program(_kernel(t)[0], "CPU").src
+    assert re.search(r"floatx4 val\d+ = \{0\};", src) and re.search(r"\{(alu\d+), \1, (alu\d+), \2,", src), src
+    np.testing.assert_array_equal(t.numpy(), want)
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_a_padded_row_is_a_vector_without_a_test_per_element(fresh_choices):
   """A convolution's zero padding (`0 < y & y < 5 & 0 < x & x < 5 ? in[...] : 0`): a gated load GCC keeps a branch per
   element, so the padded row (6 or 10 long) is its edges, zeros, and its inside, one vector load under the row's gate

@@ -329,6 +329,15 @@ def short_inner(granges: list[UOp], lanes: int) -> bool:
   95 us in its step with lanes along its innermost dims merged)."""
   return lanes >= 4 and bool(granges) and granges[-1].src[0].arg < min(_widths(lanes)) and prod(r.src[0].arg for r in granges) >= 1 << 16
 
+def divided_inner(sink: UOp, granges: list[UOp], lanes: int) -> bool:
+  """A big elementwise kernel (64k elements or more) with a float load whose index divides the innermost output dim (a
+  max-pool's gradient reading its pooled value at x // 2): GCC leaves such a loop scalar; with lanes along that dim the
+  load is a few floats whose lanes a shuffle repeats (vectorize._repeats)."""
+  if lanes < 4 or not granges or prod(r.src[0].arg for r in granges) < 1 << 16: return False
+  inner = granges[-1]
+  return any(u.op is Ops.LOAD and u.dtype == dtypes.float32 and any(x.op is Ops.IDIV and inner in x.src[0].toposort() for x in u.src[1].toposort())
+             for u in sink.toposort())
+
 FLOAT_ALU = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.FDIV, Ops.MAX, Ops.WHERE}
 
 def branchy_select(sink: UOp) -> bool:
@@ -419,7 +428,7 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
   if not any(u.op is Ops.REDUCE for u in sink.toposort()):  # elementwise: the C compiler vectorizes these itself, but not
     # a select it keeps as a branch (branchy_select), nor well a loop shorter than a vector (short_inner)
     lanes = lanes_of(vector)
-    plan = _elementwise_plan(sink, granges, nid, lanes) if (branchy_select(sink) or short_inner(granges, lanes)) and not getenv("NOVEC", 0) else None
+    plan = _elementwise_plan(sink, granges, nid, lanes) if (branchy_select(sink) or short_inner(granges, lanes) or divided_inner(sink, granges, lanes)) and not getenv("NOVEC", 0) else None
     if plan is None and granges and gated_load(sink) and 2 <= granges[-1].src[0].arg <= 16: plan = (None if getenv("NOVEC", 0) else _row_inside_plan(sink, granges, nid, lanes)) or _row_plan(sink, granges, nid)  # nor a padded row
     return [] if plan is None else [plan]
   ups = _scalar_upcasts(sink, granges, max_upcast)

@@ -83,6 +83,26 @@ def _halves(idx: UOp, V: UOp, width: int) -> tuple[UOp, UOp] | None:
     bases = tuple(_base(graph_rewrite(idx.substitute({V: L + h * c}), symbolic), L, c) for h in (0, 1))
   return None if None in bases or any(L in b.toposort() for b in bases) else bases  # type: ignore[return-value]
 
+@functools.lru_cache(maxsize=1 << 16)
+def _repeats(idx: UOp, V: UOp, width: int) -> tuple[UOp, int, tuple[int, ...]] | None:
+  """(lane 0's index, m, each lane's offset from it) when the lanes read m consecutive addresses (4 or 8, fewer than
+  the lanes), each by one lane or more, lane 0 the first (a max-pool's pooled value beside its window's lanes:
+  {a, a, b, b, c, c, d, d}): one m-float load whose lanes a shuffle repeats (GCC: one vpermd), where a gather built the
+  repeated vector through the stack. Tested by value first, then exactly: each lane's index simplified is lane 0's
+  plus its offset. The digits' max-pool gradients E_128_32_4_2_4_2n1 and E_128_32_8_8n2 2.3x and 3.2x in their step."""
+  if (b := _value(idx, {V: 0})) is None: return None
+  offs = []
+  for k in range(width):
+    if (v := _value(idx, {V: k})) is None: return None
+    offs.append(v - b)
+  m = max(offs) + 1
+  # not 2: a 2-float vector's lanes GCC repeats through scalars (the digits' E_128_64_2_2_2_2n1 ran 0.84x in its step)
+  if m not in (4, 8) or m >= width or sorted(set(offs)) != list(range(m)): return None
+  with untraced_rewrites():
+    b_terms, b_const = _canon(base := graph_rewrite(_lane(idx, V, 0), symbolic))
+    if any(_canon(graph_rewrite(_lane(idx, V, k), symbolic)) != (b_terms, b_const + o) for k, o in enumerate(offs) if k): return None
+  return base, m, tuple(offs)
+
 def _coefficient(u: UOp, V: UOp) -> int | None:
   """c when u is (u with V = 0) + V * c exactly (sums, differences, products by constants), else None."""
   if u is V: return 1
@@ -154,6 +174,10 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
         new[u] = simp(UOp(Ops.LOAD, u.dtype.vec(width), (u.src[0], simp(base), *[new[s] for s in u.src[2:]])))
       elif (len(u.src) == 2 or not dep[u.src[2]]) and (halves := _halves(u.src[1], V, width)) is not None:  # two half-vector loads
         new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(simp(UOp(Ops.LOAD, u.dtype.vec(width // 2), (u.src[0], simp(b), *[new[s] for s in u.src[2:]]))) for b in halves)))
+      elif u.dtype == dtypes.float32 and (len(u.src) == 2 or not dep[u.src[2]]) and (rep := _repeats(u.src[1], V, width)) is not None:
+        base, m, offs = rep  # m consecutive floats, repeated across the lanes by a shuffle
+        part = simp(UOp(Ops.LOAD, u.dtype.vec(m), (u.src[0], simp(base), *[new[s] for s in u.src[2:]])))
+        new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(simp(UOp(Ops.GEP, u.dtype, (part,), o)) for o in offs)))
       else: new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(width), tuple(lane(u, k) for k in range(width))))  # one scalar load per lane
     elif u.op is Ops.STORE:
       if not dep[u.src[2]]: return None
@@ -165,6 +189,8 @@ def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, pr
       else: return None
     elif u.op in VEC_ALU and u.dtype == dtypes.float32:
       new[u] = simp(UOp(u.op, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg))
+    elif u.op is Ops.CAST and u.dtype == dtypes.float32 and u.src[0].dtype == dtypes.bool and u.src[0] in new:  # a mask as 1.0 or 0.0
+      new[u] = simp(UOp(Ops.WHERE, u.dtype.vec(width), (new[u.src[0]], UOp.const(dtypes.float32, 1.0), UOp.const(dtypes.float32, 0.0))))
     elif u.op is Ops.REDUCE and u.arg in (Ops.ADD, Ops.MUL, Ops.MAX) and u.dtype == dtypes.float32 and reduce_range is None:
       new[u] = simp(UOp(Ops.REDUCE, u.dtype.vec(width), tuple(new[s] for s in u.src), u.arg))
     else: return None
