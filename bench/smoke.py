@@ -25,6 +25,7 @@ SMOKE: list[tuple[str, list[str], str]] = [
   ("scatter_bench", [PY, "bench/scatter_bench.py", "--quick"], "numpy"),
   ("first_run_bench", [PY, "bench/first_run_bench.py", "--rounds", "1"], "first/cached"),
   ("kernel_bench", [PY, "bench/kernel_bench.py", "--quick", "--top", "3"], "sum of medians"),
+  ("kernel_bench_alone", [PY, "bench/kernel_bench.py", "--alone", "r_128_10_256", "--quick"], "calls each"),
 ]
 
 def run(name: str, cmd: list[str], want: str) -> tuple[bool, str]:
