@@ -5,7 +5,7 @@ from tinygrad.helpers import cache_dir, read_small, write_atomic
 from tinygrad.uop.ops import UOp
 
 # like tinygrad's BEAM cache; bump PLAN_VERSION when plans or the cost model change
-PLAN_VERSION = "10"  # 10: a weight gradient's window tile with two rows in 16 lanes, the packed window tile; 9: two 8-wide rows in 16 lanes (vectorize._halves); 8: the window tile, cost of lines and of scratch arrays past L1; 7: cost.slp_broadcasts (AVX-512 picks); 6: the 6-row tile on a packed panel, cost.machine_cost
+PLAN_VERSION = "10"  # 10: a weight gradient's window tile with two rows in 16 lanes, the packed window and rows tiles, repeated lanes as a shuffle; 9: two 8-wide rows in 16 lanes (vectorize._halves); 8: the window tile, cost of lines and of scratch arrays past L1; 7: cost.slp_broadcasts (AVX-512 picks); 6: the 6-row tile on a packed panel, cost.machine_cost
 def plan_dir() -> pathlib.Path: return cache_dir("plans")
 
 def plan_key(sink: UOp, vector: bool | int, max_upcast: int) -> str:

@@ -1,6 +1,7 @@
 """Vector lanes: a range of the kernel becomes the lanes of one vector value (GCC vector types on the CPU). Loads
 and stores at consecutive addresses become vector loads and stores; the others are gathered or scattered lane by lane
-(a store whose lanes are a constant stride apart: one store that the renderer writes as a loop over the lanes)."""
+(a store whose lanes are a constant stride apart: one store that the renderer writes as a loop over the lanes; a load
+whose lanes repeat a few consecutive floats: one small vector load and a shuffle)."""
 from __future__ import annotations
 import functools, operator
 from collections import Counter
@@ -124,7 +125,8 @@ def _stride(idx: UOp, V: UOp) -> tuple[UOp, int] | None:
 
 def vectorize(sink: UOp, V: UOp, width: int, reduce_range: UOp | None = None, presimplify: bool = False) -> UOp | None:
   """The kernel with every value that depends on the vector range V as one vector of `width` lanes: loads and stores
-  at base + V become single vector loads and stores; loads in two consecutive halves two half loads (_halves); other
+  at base + V become single vector loads and stores; loads in two consecutive halves two half loads (_halves); loads
+of 4 or 8 consecutive floats with repeats one load whose lanes a shuffle repeats (_repeats); other
   loads (strided, or gated per lane) are gathered and other stores scattered lane by lane, or by a loop over the lanes
   where they are a constant stride apart (_stride). reduce_range: V is the lane of that reduce range (split by
   split_reduce), so each sum over it ends with a sum (or max) of its lanes. None when some node can't be a vector (then the caller copies
