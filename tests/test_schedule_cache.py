@@ -31,7 +31,9 @@ def train(steps: int) -> tuple[list[float], list[np.ndarray]]:
 
 def test_a_training_loop_gives_the_same_numbers_cached(fresh, monkeypatch):
   cached_losses, cached_w = train(6)
-  assert fresh["hits"] >= 5, fresh  # every step after the first is a hit
+  # the first step schedules the weights' lazy fills with it, the second its step over the filled buffers; every later
+  # step is a hit (a realize of what is a buffer already, `loss.item()`, schedules nothing and counts neither)
+  assert fresh == {"hits": 4, "misses": 3}, fresh
   monkeypatch.setattr(schedule_cache, "ENABLED", False)
   losses, w = train(6)
   assert cached_losses == losses and losses[-1] < losses[0]
@@ -48,10 +50,10 @@ def test_each_hit_writes_fresh_buffers(fresh):
 
 def test_in_place_assigns_stay_in_place(fresh):
   w = Tensor.zeros(4).contiguous().realize()
-  for i in range(1, 5):
-    w.assign(w + i).realize()
-    assert w.tolist() == [sum(range(1, i + 1))] * 4
-  assert fresh["hits"] >= 2
+  for i in range(1, 5):  # the same graph over w each time: from the second on, hits that must still write w itself
+    w.assign(w + 1).realize()
+    assert w.tolist() == [i] * 4
+  assert fresh["hits"] >= 2, fresh
 
 def test_copies_between_devices(fresh):
   for v in (1.0, 2.0, 3.0):
