@@ -352,12 +352,13 @@ def branchy_select(sink: UOp) -> bool:
         if arm.op in FLOAT_ALU and arm.dtype == dtypes.float32 and arm not in (cond := cond or set(u.src[0].toposort())): return True
   return False
 
-def _elementwise_plan(sink: UOp, granges: list[UOp], nid: int, lanes: int) -> tuple[str, Plan] | None:
+def _elementwise_plan(sink: UOp, granges: list[UOp], nid: int, lanes: int, widest: bool = False) -> tuple[str, Plan] | None:
   """Lanes along the innermost output dim, or the innermost dims merged into one where it is too short (a 4 x 4 image,
   a max-pool's 2 x 2 windows), every store a whole vector; a vector select computes both arms and blends them by the
-  mask, no branch. The kernel as it was where that can't be built."""
+  mask, no branch. widest: as many lanes as the machine's widest vector (see candidate_plans). The kernel as it was
+  where that can't be built."""
   if lanes < 4 or not granges: return None
-  w = min(_widths(lanes))
+  w = (max if widest else min)(_widths(lanes))
   k = len(granges) - 1
   while k > 0 and prod(r.src[0].arg for r in granges[k:]) < w: k -= 1
   if prod(r.src[0].arg for r in granges[k:]) % w: return None
@@ -428,7 +429,12 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
   if not any(u.op is Ops.REDUCE for u in sink.toposort()):  # elementwise: the C compiler vectorizes these itself, but not
     # a select it keeps as a branch (branchy_select), nor well a loop shorter than a vector (short_inner)
     lanes = lanes_of(vector)
-    plan = _elementwise_plan(sink, granges, nid, lanes) if (branchy_select(sink) or short_inner(granges, lanes) or divided_inner(sink, granges, lanes)) and not getenv("NOVEC", 0) else None
+    divided, short = divided_inner(sink, granges, lanes), short_inner(granges, lanes)
+    # the widest lanes for a 2x2 window of a 2x2 pooled map (E_128_64_2_2_2_2n1): 8 lanes repeat only 2 pooled values,
+    # which stay gathered; 16 read 4 (73 vs 128 us alone). Not wider elsewhere: GCC widens 4 floats to 16 lanes through
+    # the stack, and the 8x8 max-pool gradients ran 2.4-4.7x slower with 16 lanes than with 8
+    widest = short and len(granges) >= 2 and granges[-1].src[0].arg == granges[-2].src[0].arg == 2
+    plan = _elementwise_plan(sink, granges, nid, lanes, widest) if (branchy_select(sink) or short or divided) and not getenv("NOVEC", 0) else None
     if plan is None and granges and gated_load(sink) and 2 <= granges[-1].src[0].arg <= 16: plan = (None if getenv("NOVEC", 0) else _row_inside_plan(sink, granges, nid, lanes)) or _row_plan(sink, granges, nid)  # nor a padded row
     return [] if plan is None else [plan]
   ups = _scalar_upcasts(sink, granges, max_upcast)
