@@ -431,8 +431,8 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
     lanes = lanes_of(vector)
     divided, short = divided_inner(sink, granges, lanes), short_inner(granges, lanes)
     # the widest lanes for a 2x2 window of a 2x2 pooled map (E_128_64_2_2_2_2n1): 8 lanes repeat only 2 pooled values,
-    # which stay gathered; 16 read 4 (73 vs 128 us alone). Not wider elsewhere: GCC widens 4 floats to 16 lanes through
-    # the stack, and the 8x8 max-pool gradients ran 2.4-4.7x slower with 16 lanes than with 8
+    # which stay gathered; 16 read 4 (17 vs 128 us alone). Not wider elsewhere: the 8x8 max-pool gradients ran the same
+    # with 16 lanes as with 8
     widest = short and len(granges) >= 2 and granges[-1].src[0].arg == granges[-2].src[0].arg == 2
     plan = _elementwise_plan(sink, granges, nid, lanes, widest) if (branchy_select(sink) or short or divided) and not getenv("NOVEC", 0) else None
     if plan is None and granges and gated_load(sink) and 2 <= granges[-1].src[0].arg <= 16: plan = (None if getenv("NOVEC", 0) else _row_inside_plan(sink, granges, nid, lanes)) or _row_plan(sink, granges, nid)  # nor a padded row
