@@ -342,34 +342,44 @@ def test_a_matmul_tile_picked_for_the_machine_s_vectors(lanes, pick):
            if (res := plan()) is not None}
   assert min(costs, key=costs.get) == pick, costs
 
+def _accs(n: int, vec: str, joined: bool):
+  """A test of a plan's C: exactly n accumulators of type vec, and the two-halves join (tg_join16) or not."""
+  return lambda src: f"{vec} acc{n - 1} = " in src and f"acc{n}" not in src and ("tg_join16(" in src) == joined
+
+def _avx512_pick(t: Tensor, pick: str, built: dict, want: np.ndarray, merge: bool = False) -> None:
+  """The kernel of t: the plans named in `built` (name -> a test of its C, see _accs) exist with 16 lanes only
+  (AVX-512's 32 registers; AVX2's 16 would spill), `pick` is the cheapest there, and each built plan's C passes its test
+  and computes `want` (numpy). Costed whatever this machine's width; the plans run on this one."""
+  from tinygrad.codegen.opts import plan_cost, MAX_UPCAST, merge_reduce_loops
+  ast, bufs = _kernel(t)
+  sink, granges = lower_kernel(ast)
+  if merge: sink = merge_reduce_loops(sink)  # as apply_opts does first (the 4x4 image's y and x, read contiguously)
+  for lanes in (16, 8):
+    plans = dict(candidate_plans(sink, granges, vector=lanes))
+    assert all((name in plans) == (lanes == 16) for name in built), list(plans)
+    if lanes == 8: continue
+    costs = {n: plan_cost(n, res[0], sink, granges, lanes, MAX_UPCAST) for n, plan in plans.items() if (res := plan()) is not None}
+    assert min(costs, key=costs.get) == pick, costs
+    for name, ok in built.items():
+      res = plans[name]()
+      p = linearize(res[0], res[1], "tile", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
+      p.src = Device["CPU"].renderer.render(p)
+      assert ok(p.src), p.src
+      Device["CPU"].compile([p])
+      out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
+      Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
+      np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(want.shape), want, rtol=1e-3, atol=1e-3)
+
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_a_4x4_conv_weight_gradient_takes_the_packed_window_tile_with_avx512_registers():
   """The digits CNN's conv3 weight gradient (64 x 32 x 3 x 3 over a batch of 128 4x4 images): lanes along the output
   channel with the output gradient packed, and with AVX-512's 32 registers the whole 3 x 3 window as copies (9 x 2
   vectors, 18 accumulators: each packed vector feeds 9 FMAs, not 3), which is picked (1.27x alone on a Xeon) and
   computes numpy's numbers; with AVX2's 16 registers it is not built."""
-  from tinygrad.codegen.opts import plan_cost, MAX_UPCAST, merge_reduce_loops
   xp, g = T(128, 32, 6, 6), T(128, 64, 4, 4)
   t = (xp._pool((3, 3), (1, 1), (1, 1)).reshape(128, 1, 32, 4, 4, 3, 3) * g.reshape(128, 64, 1, 4, 4, 1, 1)).sum((0, 3, 4))
-  ast, bufs = _kernel(t)
-  sink, granges = lower_kernel(ast)
-  sink = merge_reduce_loops(sink)
   window = "lanes along output dim 0, window tile, packed"
-  for lanes in (16, 8):
-    plans = dict(candidate_plans(sink, granges, vector=lanes))
-    assert (window in plans) == (lanes == 16), list(plans)
-    if lanes == 8: continue
-    costs = {n: plan_cost(n, res[0], sink, granges, lanes, MAX_UPCAST) for n, plan in plans.items() if (res := plan()) is not None}
-    assert min(costs, key=costs.get) == window, costs
-    res = plans[window]()
-    p = linearize(res[0], res[1], "window_tile", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
-    p.src = Device["CPU"].renderer.render(p)
-    assert "floatx16 acc17 = " in p.src and "acc18" not in p.src, p.src  # 18 accumulators
-    Device["CPU"].compile([p])
-    out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
-    Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
-    np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(64, 32, 3, 3),
-                               np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy()), rtol=1e-3, atol=1e-3)
+  _avx512_pick(t, window, {window: _accs(18, "floatx16", False)}, np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy()), merge=True)
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_a_4x4_convolution_takes_the_packed_rows_tile_with_avx512_registers():
@@ -377,28 +387,10 @@ def test_a_4x4_convolution_takes_the_packed_rows_tile_with_avx512_registers():
   channel with the weights packed, and with AVX-512's 32 registers a row's 4 x and 2 rows as copies (8 x 2 vectors, 16
   accumulators; its input gradient of the same shape 1.07-1.2x alone on a Xeon), picked and computing numpy's numbers;
   with AVX2's 16 registers not built."""
-  from tinygrad.codegen.opts import plan_cost, MAX_UPCAST, merge_reduce_loops
   xp, w = T(128, 32, 6, 6), T(64, 32, 3, 3)
   t = (xp._pool((3, 3), (1, 1), (1, 1)).reshape(128, 1, 32, 4, 4, 3, 3) * w.reshape(1, 64, 32, 1, 1, 3, 3)).sum((2, 5, 6))
-  ast, bufs = _kernel(t)
-  sink, granges = lower_kernel(ast)
-  sink = merge_reduce_loops(sink)
   rows = "lanes along output dim 1, rows tile, packed"
-  for lanes in (16, 8):
-    plans = dict(candidate_plans(sink, granges, vector=lanes))
-    assert (rows in plans) == (lanes == 16), list(plans)
-    if lanes == 8: continue
-    costs = {n: plan_cost(n, res[0], sink, granges, lanes, MAX_UPCAST) for n, plan in plans.items() if (res := plan()) is not None}
-    assert min(costs, key=costs.get) == rows, costs
-    res = plans[rows]()
-    p = linearize(res[0], res[1], "rows_tile", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
-    p.src = Device["CPU"].renderer.render(p)
-    assert "floatx16 acc15 = " in p.src and "acc16" not in p.src, p.src  # 16 accumulators
-    Device["CPU"].compile([p])
-    out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
-    Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
-    np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(128, 64, 4, 4),
-                               np.einsum("bcyxij,kcij->bkyx", _np_windows(xp.numpy()), w.numpy()), rtol=1e-3, atol=1e-3)
+  _avx512_pick(t, rows, {rows: _accs(16, "floatx16", False)}, np.einsum("bcyxij,kcij->bkyx", _np_windows(xp.numpy()), w.numpy()), merge=True)
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 def test_a_conv_weight_gradient_takes_the_window_tile_with_avx512_registers():
@@ -406,30 +398,12 @@ def test_a_conv_weight_gradient_takes_the_window_tile_with_avx512_registers():
   registers the window tile (2 output channels x the 3 x 3 window as accumulators, each output-gradient vector feeding
   9 FMAs) is built, with lanes along x (8) and with two rows in 16 lanes, which is picked (each FMA 16 lanes wide:
   1.12-1.13x alone on a Xeon); both compute numpy's numbers. With AVX2's 16 registers neither is built (18
-  accumulators would spill). Both picks are costed here whatever this machine's width; the window plans run on this one."""
-  from tinygrad.codegen.opts import plan_cost, MAX_UPCAST
+  accumulators would spill). Two rows: the padded input's vectors two 8-float loads joined."""
   xp, g = T(128, 32, 10, 10), T(128, 32, 8, 8)
   t = (xp._pool((3, 3), (1, 1), (1, 1)).reshape(128, 1, 32, 8, 8, 3, 3) * g.reshape(128, 32, 1, 8, 8, 1, 1)).sum((0, 3, 4))
-  ast, bufs = _kernel(t)
-  sink, granges = lower_kernel(ast)
   window, rows = "lanes along the reduction, window tile", "lanes along the reduction, window tile, two rows"
-  for lanes in (16, 8):
-    plans = dict(candidate_plans(sink, granges, vector=lanes))
-    assert (window in plans) == (rows in plans) == (lanes == 16), list(plans)
-    if lanes == 8: continue
-    costs = {n: plan_cost(n, res[0], sink, granges, lanes, MAX_UPCAST) for n, plan in plans.items() if (res := plan()) is not None}
-    assert min(costs, key=costs.get) == rows, costs
-    for name, vec in ((window, "floatx8"), (rows, "floatx16")):
-      res = plans[name]()
-      p = linearize(res[0], res[1], "window_tile", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
-      p.src = Device["CPU"].renderer.render(p)
-      assert f"{vec} acc17 = " in p.src and "acc18" not in p.src, p.src  # 18 accumulators
-      assert ("tg_join16(" in p.src) == (name == rows), p.src  # two rows: the padded input's vectors two 8-float loads joined
-      Device["CPU"].compile([p])
-      out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
-      Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
-      np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(32, 32, 3, 3),
-                                 np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy()), rtol=1e-3, atol=1e-3)
+  _avx512_pick(t, rows, {window: _accs(18, "floatx8", False), rows: _accs(18, "floatx16", True)},
+               np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy()))
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 @pytest.mark.parametrize("lanes", [16, 8], ids=["16 lanes (AVX-512)", "8 lanes (AVX2)"])

@@ -289,9 +289,11 @@ class Tensor(IndexOps, ConvOps, MathOps, LinalgOps):  # noqa: PLW1641
   def realize_all(tensors: list[Tensor], with_pending_assigns: bool = True, share: bool = True, run: bool = True) -> list:
     """Schedules and runs the tensors (and pending assigns); each then stands for its buffer. run=False: the schedule
     items are returned unrun (linear_with_vars), the tensors already stand for the buffers they will fill."""
-    # buffers (or whole views of them) already, nothing pending: nothing to schedule (a jitted step's inputs, realized on every call: the MLP
-    # step's replay spent 0.18 ms of 0.7 there). Untraced and under DEBUG=2 only, which show each empty schedule too
-    if tracing.tracer is None and DEBUG < 2 and not (with_pending_assigns and Tensor._pending_assigns.refs) and all(is_contiguous_view(t.uop) for t in tensors): return []
+    # buffers (or whole views of them) already, nothing pending: nothing to schedule (a jitted step's inputs, realized
+    # on every call: the MLP step's replay spent 0.18 ms of 0.7 there). Untraced and below DEBUG=2 only: those show each
+    # empty schedule too. (_pending_assigns.refs: a _WeakTensors itself is always true)
+    if tracing.tracer is None and DEBUG < 2 and not (with_pending_assigns and Tensor._pending_assigns.refs) and \
+       all(is_contiguous_view(t.uop) for t in tensors): return []
     pending = [t for t in Tensor._pending_assigns if t.uop.op is Ops.ASSIGN] if with_pending_assigns else []
     if with_pending_assigns: Tensor._pending_assigns.clear()
     if (cont := Tensor._contiguous_in([*tensors, *pending])): tensors = [*tensors, *cont]

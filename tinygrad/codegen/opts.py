@@ -179,12 +179,11 @@ def _rows_mergeable(sink: UOp, lanes: int) -> tuple[UOp, UOp] | None:
   Ry, Rx = rs[-2], rs[-1]
   return (Ry, Rx) if Rx.src[0].arg == lanes // 2 and Ry.src[0].arg % 2 == 0 else None
 
-def _vector_over_reduce_rows(sink: UOp, granges: list[UOp], nid: int, lanes: int, ups: list[tuple[UOp, int]]) -> tuple[UOp, list[UOp]] | None:
+def _vector_over_reduce_rows(sink: UOp, granges: list[UOp], nid: int, lanes: int, ups: list[tuple[UOp, int]], Ry: UOp, Rx: UOp) -> tuple[UOp, list[UOp]] | None:
   """Lanes along the reduction with two of its 8-wide rows in one 16-lane vector (AVX-512): a convolution weight
   gradient's window tile, whose lanes along x alone fill half of each FMA. The rows' y and x become one range first;
-  the padded input's vector is then two 8-float loads joined (vectorize._halves), the output gradient's one load."""
-  if (yx := _rows_mergeable(sink, lanes)) is None: return None
-  Ry, Rx = yx
+  the padded input's vector is then two 8-float loads joined (vectorize._halves), the output gradient's one load.
+  Ry, Rx: the rows' ranges (_rows_mergeable)."""
   R = UOp(Ops.RANGE, dtypes.int32, (UOp.const(dtypes.int32, Ry.src[0].arg * Rx.src[0].arg),), (nid, "reduce"))
   one = graph_step(sink, merge_reduce_rows, Ry, Rx, R, name="opt: one range for the reduction's rows")
   return _vector_over_reduce(graph_rewrite(one, symbolic, name="opt: merge the reduction's rows"), granges, nid + 1, lanes, ups)
@@ -273,10 +272,12 @@ def _strided_only(sink: UOp, r: UOp) -> bool:
       if r in t.toposort() and not (t.op is Ops.MUL and t.src[0] is r and t.src[1].op is Ops.CONST and abs(t.src[1].arg) >= MIN_PRUNED_STRIDE): return False
   return True
 
-# "window" (AVX-512 only): a weight gradient's whole 3 x 3 window as copies x 2 vectors, 18 accumulators, each packed
-# vector feeding 9 FMAs (the digits' conv3 weight gradient 1.27x alone); "rows" (AVX-512 only): a 4-wide row and 2 rows
-# x 2 vectors, 16 accumulators (the digits' conv3 input gradient 1.07-1.2x, its forward the same)
-PACKED_TILES = ("wide", "narrow", "window", "rows")  # "narrow": 4-6 copies x 2 vectors, 8-12 accumulators; only packed
+# "window": a weight gradient's whole 3 x 3 window as copies x 2 vectors, 18 accumulators, each packed vector feeding 9
+# FMAs (the digits' conv3 weight gradient 1.27x alone); "rows": a 4-wide row and 2 rows x 2 vectors, 16 accumulators
+# (the digits' conv3 input gradient 1.07-1.2x, its forward the same)
+PACKED_TILES = ("wide", "narrow", "window", "rows")  # "narrow": 4-6 copies x 2 vectors, 8-12 accumulators
+PACKED_ONLY = ("narrow", "window", "rows")
+AVX512_TILES = ("window", "rows")  # 16-18 accumulators: AVX-512's 32 registers, not AVX2's 16
 MIN_PACKED_TRIPS = 64
 
 def _gathers_along(sink: UOp, granges: list[UOp], g: UOp, lanes: int) -> bool:
@@ -450,14 +451,14 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
       # (a conv's 8- or 24-wide rows), those beat the packed plans (digits conv2 forward 2.8 vs 3.2 ms, one core)
       gather = g is not granges[-1] and _width(granges[-1], lanes) is None and _gathers_along(sink, granges, g, lanes)
       if prune and _strided_only(sink, g) and not gather: continue
-      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile not in ("narrow", "window", "rows") and (not TILES[tile][4] or _packable(sink, granges, g, lanes))
+      tiles = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in TILES if tile not in PACKED_ONLY and (not TILES[tile][4] or _packable(sink, granges, g, lanes))
                and (tile != "2x4" or window and g is granges[-1])}
       if not (prune and _strided_only(sink, g)):
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes))
                 for tile, tile_ups in tiles.items() if tile != "square" or tile_ups != tiles["tall"]  # a square tile that is the tall one is built once
                 if tile != "2x4" or tile_ups not in (tiles["tall"], tiles["square"])]
       if gather:
-        packed = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in PACKED_TILES if tile not in ("window", "rows") or lanes >= 16}
+        packed = {tile: _output_tile(sink, granges, g, tile, lanes) for tile in PACKED_TILES if tile not in AVX512_TILES or lanes >= 16}
         # the window tile only as a weight gradient's whole kx and ky (a 6x6 forward's x and y by 3 each ran 0.9x)
         if "window" in packed and (len(packed["window"]) < 2 or any(f != r.src[0].arg for r, f in packed["window"])): del packed["window"]
         out += [(f"lanes along output dim {granges.index(g)}, {tile} tile, packed", functools.partial(_vector_over_output, sink, granges, g, nid, tile, lanes, True))
@@ -478,8 +479,8 @@ def candidate_plans(sink: UOp, granges: list[UOp], vector: bool | int, max_upcas
       out.append(("lanes along the reduction", functools.partial(_vector_over_reduce, sink, granges, nid, lanes)))
       if lanes >= 16 and (window := window_upcasts(sink, granges)) is not None:  # 18 accumulators: AVX-512's 32 registers, not AVX2's 16
         out.append(("lanes along the reduction, window tile", functools.partial(_vector_over_reduce, sink, granges, nid, lanes, window)))
-        if _rows_mergeable(sink, lanes) is not None:
-          out.append(("lanes along the reduction, window tile, two rows", functools.partial(_vector_over_reduce_rows, sink, granges, nid, lanes, window)))
+        if (yx := _rows_mergeable(sink, lanes)) is not None:
+          out.append(("lanes along the reduction, window tile, two rows", functools.partial(_vector_over_reduce_rows, sink, granges, nid, lanes, window, *yx)))
   return out
 
 class _RewriteLog:

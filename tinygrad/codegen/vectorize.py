@@ -179,7 +179,7 @@ of 4 or 8 consecutive floats with repeats one load whose lanes a shuffle repeats
       elif u.dtype == dtypes.float32 and (len(u.src) == 2 or not dep[u.src[2]]) and (rep := _repeats(u.src[1], V, width)) is not None:
         base, m, offs = rep  # m consecutive floats, repeated across the lanes by a shuffle
         part = simp(UOp(Ops.LOAD, u.dtype.vec(m), (u.src[0], simp(base), *[new[s] for s in u.src[2:]])))
-        def shuffle(os: tuple[int, ...]) -> UOp: return simp(UOp(Ops.VECTORIZE, u.dtype.vec(len(os)), tuple(simp(UOp(Ops.GEP, u.dtype, (part,), o)) for o in os)))
+        def shuffle(ks: tuple[int, ...]) -> UOp: return simp(UOp(Ops.VECTORIZE, u.dtype.vec(len(ks)), tuple(simp(UOp(Ops.GEP, u.dtype, (part,), k)) for k in ks)))
         # 16 lanes as two 8-lane shuffles joined (tg_join16): GCC widened a 4-float vector to 16 lanes through the stack
         # (4 stores, then a 64-byte load they can't forward to); two 8-lane ones and the join stay in registers
         new[u] = simp(UOp(Ops.VECTORIZE, u.dtype.vec(16), (shuffle(offs[:8]), shuffle(offs[8:])))) if width == 16 else shuffle(offs)
