@@ -67,6 +67,17 @@ def test_a_changed_engine_makes_its_programs_again(tmp_path, monkeypatch):
   monkeypatch.setattr(program_cache, "engine_hash", lambda: "other")
   assert program_cache.program_key(ast, "E_1", (8,)) != k1
 
+def test_a_changed_engine_searches_its_plans_again(monkeypatch):
+  """The plan cache's key holds the engine's hash too: a choice made by other code (another cost model, other plans
+  under the same names) is not reused. The same code finds the same key."""
+  from tinygrad.codegen import plan_cache
+  from tinygrad.uop.ops import UOp, Ops
+  sink = UOp(Ops.SINK, src=())
+  k1 = plan_cache.plan_key(sink, 16, 16)
+  assert plan_cache.plan_key(sink, 16, 16) == k1
+  monkeypatch.setattr(plan_cache, "engine_hash", lambda: "other")
+  assert plan_cache.plan_key(sink, 16, 16) != k1
+
 def test_libraries_start_while_the_schedule_is_generated(tmp_path):
   """With a tiny EARLY_CHARS every new kernel's library starts as soon as it is rendered (one kernel each), and every
   kernel still runs right; the next process finds those same libraries on disk."""

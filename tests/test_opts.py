@@ -5,7 +5,8 @@ import json, re
 import numpy as np
 import pytest
 from tinygrad import Tensor
-from tinygrad.uop.ops import Ops
+from tinygrad.uop.ops import Ops, UOp
+from tinygrad.dtype import dtypes
 from tinygrad.engine.schedule import create_schedule, kernel_params
 from tinygrad.engine import realize as R
 from tinygrad.codegen.lowerer import lower_kernel
@@ -404,6 +405,59 @@ def test_a_conv_weight_gradient_takes_the_window_tile_with_avx512_registers():
   window, rows = "lanes along the reduction, window tile", "lanes along the reduction, window tile, two rows"
   _avx512_pick(t, rows, {window: _accs(18, "floatx8", False), rows: _accs(18, "floatx16", True)},
                np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy()))
+
+def _loop_body(src: str) -> list[str]:
+  """The statements of a kernel's innermost loop (from its last `for (` to the closing brace at that depth)."""
+  lines = src.splitlines()
+  start = max(i for i, line in enumerate(lines) if line.lstrip().startswith("for (") and "lane <" not in line)
+  depth, body = 0, []
+  for line in lines[start + 1:]:
+    depth += line.count("{") - line.count("}")
+    if depth < 0: break
+    body.append(line.strip())
+  return body
+
+@pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
+def test_each_input_vector_of_the_window_tile_feeds_both_channels_before_the_next_is_made():
+  """The conv2 weight gradient's two-rows window tile: 18 accumulators (2 output channels x the 3 x 3 window), 2
+  output-gradient vectors and 9 joined input vectors. In the copies' order all 9 input vectors were live at once beside
+  the 18 accumulators and GCC spilled 2 accumulators in the inner loop; accumulated input by input (linearize's
+  accumulate_order) one is live at a time. The numbers are numpy's."""
+  xp, g = T(128, 32, 10, 10), T(128, 32, 8, 8)
+  t = (xp._pool((3, 3), (1, 1), (1, 1)).reshape(128, 1, 32, 8, 8, 3, 3) * g.reshape(128, 32, 1, 8, 8, 1, 1)).sum((0, 3, 4))
+  ast, bufs = _kernel(t)
+  sink, granges = lower_kernel(ast)
+  res = dict(candidate_plans(sink, granges, vector=16))["lanes along the reduction, window tile, two rows"]()
+  p = linearize(res[0], res[1], "window_rows", [u for u in ast.toposort() if u.op is Ops.DEFINE_GLOBAL])
+  p.src = Device["CPU"].renderer.render(p)
+  body = _loop_body(p.src)
+  joins = [i for i, line in enumerate(body) if "tg_join16(" in line]
+  assert len(joins) == 9, p.src
+  for a, b in zip(joins, joins[1:] + [len(body)]):
+    name = body[a].split("=")[0].split()[-1]
+    uses = [line for line in body[a + 1:] if re.search(rf"\b{name}\b", line)]
+    assert len(uses) == 2 and all(re.search(rf"\b{name}\b", line) for line in uses) and all(u in body[a + 1:b] for u in uses), (name, p.src)
+  Device["CPU"].compile([p])
+  out = Buffer("CPU", bufs[0].arg[1], bufs[0].dtype).ensure_allocated()
+  Device["CPU"].run(p, [out] + [R.buffer_for(b).ensure_allocated() for b in bufs[1:]])
+  want = np.einsum("bcyxij,bkyx->kcij", _np_windows(xp.numpy()), g.numpy())
+  np.testing.assert_allclose(np.frombuffer(out.copyout(), dtype=np.float32).reshape(want.shape), want, rtol=1e-3, atol=1e-3)
+
+def test_accumulates_keep_a_tile_order_that_holds_few_operands():
+  """accumulate_order: a matmul tile's products a_i * b_j in copy order (row by row: every b_j live across the rows)
+  come out reading each row's broadcast for both vectors, then the next; an order that already reads each operand's
+  users together (a convolution's weight by weight) is kept."""
+  from tinygrad.codegen.linearize import accumulate_order
+  a = [UOp.variable(f"a{i}", 0, 9).cast(dtypes.float32) for i in range(4)]
+  b = [UOp.variable(f"b{j}", 0, 9).cast(dtypes.float32) for j in range(2)]
+  def group(pairs): return [UOp(Ops.REDUCE, dtypes.float32, ((a[i] * b[j]),), Ops.ADD) for i, j in pairs]
+  col_major = [(i, j) for j in range(2) for i in range(4)]  # acc0..3 with b0, acc4..7 with b1: each a_i live from its first use to its second
+  g = group(col_major)
+  order = [g.index(v) for v, _ in accumulate_order(g, list(range(len(g))), set())]
+  assert [col_major[k] for k in order] == [(i, j) for i in range(4) for j in range(2)]
+  row_major = [(i, j) for i in range(4) for j in range(2)]
+  g = group(row_major)
+  assert [g.index(v) for v, _ in accumulate_order(g, list(range(len(g))), set())] == list(range(8))
 
 @pytest.mark.skipif(Device.DEFAULT != "CPU", reason="needs the CPU device (a C compiler)")
 @pytest.mark.parametrize("lanes", [16, 8], ids=["16 lanes (AVX-512)", "8 lanes (AVX2)"])

@@ -61,6 +61,34 @@ def _topo(roots: list[UOp], skip: set[UOp], into_reduces: bool = False) -> list[
     if u.op not in (Ops.REDUCE, Ops.AFTER) or into_reduces: stack.extend((s, False) for s in reversed(u.src) if s not in out and s not in skip)
   return list(out)
 
+def _operands(v: UOp) -> tuple[UOp, ...]:
+  """The values an accumulate's product reads (a * b: a and b), or the value itself."""
+  x = v.src[0]
+  return x.src if x.op is Ops.MUL else (x,)
+
+def accumulate_order(group: list[UOp], accs: list[UOp], emitted: set[UOp]) -> list[tuple[UOp, UOp]]:
+  """A reduce loop's accumulates (with their accumulators) in the order that keeps the fewest operands live: each next
+  the one whose product loads the fewest new operands less those it reads for the last time; the copies' own order
+  where that ties. A weight gradient's window tile (9 input vectors x 2 output channels) in copy order kept all 9
+  joined input vectors live beside its 18 accumulators and 2 weight vectors, and GCC spilled 2 accumulators in the
+  inner loop; reading each input vector for both channels at once keeps one live. A tile already in such an order
+  (a matmul's row by row, a convolution's weight by weight) keeps it."""
+  pending = list(range(len(group)))
+  users: dict[UOp, int] = {}
+  for i in pending:
+    for o in set(_operands(group[i])): users[o] = users.get(o, 0) + 1
+  seen: set[UOp] = set()
+  out: list[tuple[UOp, UOp]] = []
+  while pending:
+    def score(i: int) -> int:
+      ops = set(_operands(group[i]))
+      return sum(1 for o in ops if o not in seen and o not in emitted) - sum(1 for o in ops if users[o] == 1)
+    best = min(pending, key=lambda i: (score(i), i))
+    pending.remove(best)
+    for o in set(_operands(group[best])): seen.add(o); users[o] -= 1
+    out.append((group[best], accs[best]))
+  return out
+
 def linearize(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] | None = None) -> Program:
   """params: every buffer of the kernel in argument order, also those simplification made unused (the caller passes them all)."""
   lin, p = graph_step(sink, to_linear, global_ranges, name, params, name="linearize")
@@ -104,7 +132,7 @@ def to_linear(sink: UOp, global_ranges: list[UOp], name: str, params: list[UOp] 
         if not reduce_size: reduce_size.extend(r.src[0].arg for r in rngs)
         # each accumulate right after its value: a tile's values are then live one at a time, not all at once before
         # the accumulates (a 6 x 2 vector tile kept its 6 broadcasts of A live with its 12 accumulators: GCC spilled 3)
-        for v, acc in zip(group, accs):
+        for v, acc in accumulate_order(group, accs, emitted):
           emit_block([v.src[0]], open_ | frozenset(rngs), inner)
           prog.append(UOp(Ops.ACC_UPDATE, v.dtype, (acc, v.src[0]), v.arg))
         flops += inner * sum(v.dtype.count for v in group)

@@ -3,15 +3,18 @@ from __future__ import annotations
 import hashlib, pathlib
 from tinygrad.helpers import cache_dir, read_small, write_atomic
 from tinygrad.uop.ops import UOp
+from tinygrad.codegen.program_cache import engine_hash
 
-# like tinygrad's BEAM cache; bump PLAN_VERSION when plans or the cost model change
+# like tinygrad's BEAM cache. The key also holds the engine's source hash (as the program cache's): a choice made by other
+# code is searched again. PLAN_VERSION alone kept choices across changes to the cost model that nobody bumped it for:
+# a session's cache kept a plan for the digits' conv3 weight gradient 1.27x slower (alone) than a fresh search picks
 PLAN_VERSION = "10"  # 10: a weight gradient's window tile with two rows in 16 lanes, the packed window and rows tiles, repeated lanes as a shuffle; 9: two 8-wide rows in 16 lanes (vectorize._halves); 8: the window tile, cost of lines and of scratch arrays past L1; 7: cost.slp_broadcasts (AVX-512 picks); 6: the 6-row tile on a packed panel, cost.machine_cost
 def plan_dir() -> pathlib.Path: return cache_dir("plans")
 
 def plan_key(sink: UOp, vector: bool | int, max_upcast: int) -> str:
   """A name for the kernel that is the same in every process: its nodes in order, each with its sources' positions."""
   pos: dict[UOp, int] = {}
-  lines = [f"{PLAN_VERSION} {vector} {max_upcast}"]
+  lines = [f"{PLAN_VERSION} {engine_hash()} {vector} {max_upcast}"]
   for u in sink.toposort():
     pos[u] = len(pos)
     lines.append(f"{u.op.name} {u.dtype.name} {u.arg!r} {[pos[s] for s in u.src]}")
