@@ -67,16 +67,31 @@ def test_a_changed_engine_makes_its_programs_again(tmp_path, monkeypatch):
   monkeypatch.setattr(program_cache, "engine_hash", lambda: "other")
   assert program_cache.program_key(ast, "E_1", (8,)) != k1
 
-def test_a_changed_engine_searches_its_plans_again(monkeypatch):
-  """The plan cache's key holds the engine's hash too: a choice made by other code (another cost model, other plans
-  under the same names) is not reused. The same code finds the same key."""
-  from tinygrad.codegen import plan_cache
-  from tinygrad.uop.ops import UOp, Ops
-  sink = UOp(Ops.SINK, src=())
-  k1 = plan_cache.plan_key(sink, 16, 16)
-  assert plan_cache.plan_key(sink, 16, 16) == k1
-  monkeypatch.setattr(plan_cache, "engine_hash", lambda: "other")
-  assert plan_cache.plan_key(sink, 16, 16) != k1
+def test_a_plan_chosen_by_other_code_is_searched_again(tmp_path, monkeypatch):
+  """The plan cache's key holds the engine's hash: a choice remembered by other code (another cost model, other plans
+  under the same names) is not reused; the kernel's plans are searched and today's pick is made. The same code finds
+  its own choice."""
+  from tinygrad.codegen import opts, plan_cache
+  from tinygrad.codegen.lowerer import lower_kernel
+  from tinygrad.engine.schedule import create_schedule, kernel_params
+  a, b = Tensor(np.ones((64, 64), np.float32)).realize(), Tensor(np.ones((64, 64), np.float32)).realize()
+  items, _ = create_schedule([(a @ b).uop])
+  sink, granges = lower_kernel(kernel_params([it for it in items if it.kind == "kernel"][-1])[0])
+  def search() -> tuple[dict, str, list]:
+    before, tried = dict(opts.stats), []
+    opts.apply_opts(sink, granges, vector=8, tried=tried)
+    return {k: opts.stats[k] - before[k] for k in before}, next(t["name"] for t in tried if t["chosen"]), tried
+  monkeypatch.setenv("TINYVIZ_CACHE", str(tmp_path / "fresh"))
+  counts, pick, tried = search()
+  assert counts == {"searched": 1, "remembered": 0} and len(tried) >= 2
+  assert search()[:2] == ({"searched": 0, "remembered": 1}, pick)  # the same code: its own choice
+  loser = next(t["name"] for t in tried if not t["chosen"] and t["cost"] is not None)
+  monkeypatch.setenv("TINYVIZ_CACHE", str(tmp_path / "older"))
+  real_hash = plan_cache.engine_hash()
+  monkeypatch.setattr(plan_cache, "engine_hash", lambda: "older code")
+  plan_cache.remember(plan_cache.plan_key(opts.merge_reduce_loops(sink), 8, opts.MAX_UPCAST), loser)  # older code's choice
+  monkeypatch.setattr(plan_cache, "engine_hash", lambda: real_hash)
+  assert search()[:2] == ({"searched": 1, "remembered": 0}, pick)
 
 def test_libraries_start_while_the_schedule_is_generated(tmp_path):
   """With a tiny EARLY_CHARS every new kernel's library starts as soon as it is rendered (one kernel each), and every
