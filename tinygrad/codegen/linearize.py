@@ -73,19 +73,21 @@ def accumulate_order(group: list[UOp], accs: list[UOp], emitted: set[UOp]) -> li
   joined input vectors live beside its 18 accumulators and 2 weight vectors, and GCC spilled 2 accumulators in the
   inner loop; reading each input vector for both channels at once keeps one live. A tile already in such an order
   (a matmul's row by row, a convolution's weight by weight) keeps it."""
-  pending = list(range(len(group)))
+  ops = [tuple(set(_operands(v))) for v in group]
   users: dict[UOp, int] = {}
-  for i in pending:
-    for o in set(_operands(group[i])): users[o] = users.get(o, 0) + 1
-  seen: set[UOp] = set()
-  out: list[tuple[UOp, UOp]] = []
+  for os_ in ops:
+    for o in os_: users[o] = users.get(o, 0) + 1
+  if all(n == 1 for n in users.values()): return list(zip(group, accs))  # no operand shared: nothing to order
+  seen = set(emitted)
+  pending, out = list(range(len(group))), []
   while pending:
-    def score(i: int) -> int:
-      ops = set(_operands(group[i]))
-      return sum(1 for o in ops if o not in seen and o not in emitted) - sum(1 for o in ops if users[o] == 1)
-    best = min(pending, key=lambda i: (score(i), i))
+    best, best_score = pending[0], None
+    for i in pending:  # in copy order: the first of the lowest scores
+      score = 0
+      for o in ops[i]: score += (o not in seen) - (users[o] == 1)
+      if best_score is None or score < best_score: best, best_score = i, score
     pending.remove(best)
-    for o in set(_operands(group[best])): seen.add(o); users[o] -= 1
+    for o in ops[best]: seen.add(o); users[o] -= 1
     out.append((group[best], accs[best]))
   return out
 
