@@ -60,6 +60,22 @@ def test_reduces_that_would_recompute_or_are_long_still_end_their_kernel():
   assert len(kernels(y.sum(2).reshape(6, 4, 1).expand(6, 4, 3).sum(1))) == 2  # through an EXPAND: would run 3 times
   np.testing.assert_allclose(y.sum(2).reshape(6, 4, 1).expand(6, 4, 3).sum(1).numpy(), np.repeat(y.numpy().sum(2)[..., None], 3, 2).sum(1), rtol=1e-5)
 
+def test_math_on_buffered_reductions_summed_once_runs_inside_the_sum():
+  """A batchnorm gradient's channel sum of (x - mean) * g, x a convolution's output: the mean has its buffer (it is
+  broadcast), x too (read by the mean and by the sum), so (x - mean) * g is loads of buffers, read once by the sum: it
+  runs in the sum's loop, not written out first (3 kernels: conv, mean, sum). Read by two reductions, or through a
+  broadcast, it still gets its buffer. numpy's numbers."""
+  rng = np.random.default_rng(0)
+  a_np, w_np, g_np = (rng.standard_normal(s).astype(np.float32) for s in ((64, 48), (48, 32), (64, 32)))
+  a, w, g = Tensor(a_np).realize(), Tensor(w_np).realize(), Tensor(g_np).realize()
+  x = a @ w
+  d = (x - x.mean(0)) * g
+  ks = kernels(d.sum(0))
+  assert len(ks) == 3 and all(any(u.op is Ops.REDUCE_AXIS for u in k.ast.toposort()) for k in ks), [k.ast for k in ks]  # no elementwise kernel
+  xn = a_np @ w_np
+  np.testing.assert_allclose(d.sum(0).numpy(), ((xn - xn.mean(0)) * g_np).sum(0), rtol=1e-4, atol=1e-3)
+  assert len(kernels(d.sum(0) + (d * d).sum(0))) == 4  # read by two sums: written out once (conv, mean, d, the sums)
+
 def test_realize_counts_kernels_and_values(ab):
   a, b = ab
   GlobalCounters.reset()

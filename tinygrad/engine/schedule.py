@@ -94,9 +94,20 @@ def find_realize(sink: UOp, topo: list[UOp] | None = None) -> set[UOp]:
     while len(kids := children.get(c, [])) == 1 and kids[0].op in (GroupOp.Movement - {Ops.EXPAND}) | GroupOp.Elementwise and kids[0] not in realize:
       chain.append(c := kids[0])
     if len(kids) == 1 and kids[0].op is Ops.REDUCE_AXIS and len(chain) > 1: nested.update(chain)
+  # ... and except elementwise math on reductions' results that all have buffers already (`live`: a reduction reached
+  # only through nodes not given a buffer), whose one reader is a long reduction to few outputs (a channel's sum over
+  # batch and image) reading it directly: the reduction's body, loads of those buffers, nothing computed twice (the
+  # batchnorm gradient's (x - mean) * invstd * g was written out only to be summed, as x came from a convolution; the
+  # digits CNN's step 1.06x). Not into a reduction with more outputs than it sums (a softmax's gradient over 32 of 512
+  # rows): its plans copy the body per output tile, and the small GPT's first run took 0.2 s more to generate and
+  # compile them. Decided in order, sources first, so a source's buffer is known
+  live: dict[UOp, bool] = {}
   for u in topo:
+    live[u] = u.op is Ops.REDUCE_AXIS or (u.op in fusable and any(live[s] and s not in realize for s in u.src))
+    kids = children.get(u, [])
+    if not live[u] and len(kids) == 1 and (r := kids[0]).op is Ops.REDUCE_AXIS and prod(u.shape[a] for a in r.arg[1]) >= prod(r.shape): continue
     if has_reduce[u] and u not in realize and u not in nested and any(c.op not in fusable and c.op not in (Ops.SINK, Ops.CONTIGUOUS) and
-                                                  not (c.op is Ops.ASSIGN and c.src[1] is u) for c in children.get(u, [])):
+                                                  not (c.op is Ops.ASSIGN and c.src[1] is u) for c in kids):
       realize.add(u)
   def fuses_forward(r: UOp) -> bool:
     found, stack, seen = set(), [r], {r}
