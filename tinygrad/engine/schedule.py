@@ -69,6 +69,12 @@ def _is_constant(t: UOp) -> bool:
   return True
 pm_own_constants = PatternMatcher([(UPat(Ops.SINK, name="s"), _own_constants)])
 
+def _sums_more_than_it_outputs(r: UOp) -> bool:
+  """A reduction that sums at least as many elements as it outputs (a channel's sum over batch and image); False where
+  a size is symbolic (a bound variable's)."""
+  red, out = [r.src[0].shape[a] for a in r.arg[1]], list(r.shape)
+  return all(isinstance(d, int) for d in red + out) and prod(red) >= prod(out)
+
 def find_realize(sink: UOp, topo: list[UOp] | None = None) -> set[UOp]:
   """The nodes that get their own buffer: the targets, copies' sources, and reductions that can't fuse forward.
   topo: sink's toposort, where the caller has it."""
@@ -105,7 +111,7 @@ def find_realize(sink: UOp, topo: list[UOp] | None = None) -> set[UOp]:
   for u in topo:
     live[u] = u.op is Ops.REDUCE_AXIS or (u.op in fusable and any(live[s] and s not in realize for s in u.src))
     kids = children.get(u, [])
-    if not live[u] and len(kids) == 1 and (r := kids[0]).op is Ops.REDUCE_AXIS and prod(u.shape[a] for a in r.arg[1]) >= prod(r.shape): continue
+    if not live[u] and len(kids) == 1 and (r := kids[0]).op is Ops.REDUCE_AXIS and _sums_more_than_it_outputs(r): continue
     if has_reduce[u] and u not in realize and u not in nested and any(c.op not in fusable and c.op not in (Ops.SINK, Ops.CONTIGUOUS) and
                                                   not (c.op is Ops.ASSIGN and c.src[1] is u) for c in kids):
       realize.add(u)
