@@ -75,8 +75,8 @@ def accumulate_order(group: list[UOp], accs: list[UOp], emitted: set[UOp]) -> li
   (a matmul's row by row, a convolution's weight by weight) keeps it."""
   ops = [tuple(set(_operands(v))) for v in group]
   users: dict[UOp, int] = {}
-  for os_ in ops:
-    for o in os_: users[o] = users.get(o, 0) + 1
+  for operands in ops:
+    for o in operands: users[o] = users.get(o, 0) + 1
   if all(n == 1 for n in users.values()): return list(zip(group, accs))  # no operand shared: nothing to order
   seen = set(emitted)
   pending, out = list(range(len(group))), []

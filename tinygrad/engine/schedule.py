@@ -104,7 +104,7 @@ def find_realize(sink: UOp, topo: list[UOp] | None = None) -> set[UOp]:
   # only through nodes not given a buffer), whose one reader is a long reduction to few outputs (a channel's sum over
   # batch and image) reading it directly: the reduction's body, loads of those buffers, nothing computed twice (the
   # batchnorm gradient's (x - mean) * invstd * g was written out only to be summed, as x came from a convolution; the
-  # digits CNN's step 1.06x). Not into a reduction with more outputs than it sums (a softmax's gradient over 32 of 512
+  # digits CNN's step 1.08x). Not into a reduction with more outputs than it sums (a softmax's gradient over 32 of 512
   # rows): its plans copy the body per output tile, and the small GPT's first run took 0.2 s more to generate and
   # compile them. Decided in order, sources first, so a source's buffer is known
   live: dict[UOp, bool] = {}
