@@ -78,13 +78,13 @@ def accumulate_order(group: list[UOp], accs: list[UOp], emitted: set[UOp]) -> li
   for operands in ops:
     for o in operands: users[o] = users.get(o, 0) + 1
   if all(n == 1 for n in users.values()): return list(zip(group, accs))  # no operand shared: nothing to order
-  seen = set(emitted)
+  seen: set[UOp] = set()  # operands this loop's earlier accumulates load (those emitted before it are loaded too)
   pending, out = list(range(len(group))), []
   while pending:
     best, best_score = pending[0], None
     for i in pending:  # in copy order: the first of the lowest scores
       score = 0
-      for o in ops[i]: score += (o not in seen) - (users[o] == 1)
+      for o in ops[i]: score += (o not in seen and o not in emitted) - (users[o] == 1)
       if best_score is None or score < best_score: best, best_score = i, score
     pending.remove(best)
     for o in ops[best]: seen.add(o); users[o] -= 1

@@ -62,11 +62,14 @@ def _base(idx: UOp, V: UOp, width: int) -> UOp | None:
     return functools.reduce(lambda a, b: a + b, others) if (others := [x for x in ts if x is not V]) else UOp.const(dtypes.int32, 0)
   if len(with_v) == 1 and t.op is Ops.MUL and t.src[0] is V and t.src[1].op is Ops.CONST: return None
   if not _lanes_step_by_one(idx, V, width): return None
-  with untraced_rewrites():  # otherwise (divisions, mods) compare lanes after simplification, as a test: no trace step
-    def at(k: int) -> UOp: return graph_rewrite(_lane(idx, V, k), symbolic)
-    b_terms, b_const = _canon(base := at(0))
-    for k in (1, width // 2, width - 1):
-      if _canon(at(k)) != (b_terms, b_const + k): return None
+  return _lanes_at_offsets(idx, V, [(k, k) for k in (1, width // 2, width - 1)])  # otherwise (divisions, mods) after simplification
+
+def _lanes_at_offsets(idx: UOp, V: UOp, offsets: list[tuple[int, int]]) -> UOp | None:
+  """idx at lane 0 when, for each (lane, offset), that lane's index simplified is lane 0's plus the offset (same terms,
+  constant moved by it), else None. Untraced: a test, no trace step."""
+  with untraced_rewrites():
+    b_terms, b_const = _canon(base := graph_rewrite(_lane(idx, V, 0), symbolic))
+    if any(_canon(graph_rewrite(_lane(idx, V, k), symbolic)) != (b_terms, b_const + o) for k, o in offsets): return None
   return base
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -99,10 +102,7 @@ def _repeats(idx: UOp, V: UOp, width: int) -> tuple[UOp, int, tuple[int, ...]] |
   m = max(offs) + 1
   # not 2: a 2-float vector's lanes GCC repeats through scalars (the digits' E_128_64_2_2_2_2n1 ran 0.84x in its step)
   if m not in (4, 8) or m >= width or sorted(set(offs)) != list(range(m)): return None
-  with untraced_rewrites():
-    b_terms, b_const = _canon(base := graph_rewrite(_lane(idx, V, 0), symbolic))
-    if any(_canon(graph_rewrite(_lane(idx, V, k), symbolic)) != (b_terms, b_const + o) for k, o in enumerate(offs) if k): return None
-  return base, m, tuple(offs)
+  return None if (base := _lanes_at_offsets(idx, V, [(k, o) for k, o in enumerate(offs) if k])) is None else (base, m, tuple(offs))
 
 def _coefficient(u: UOp, V: UOp) -> int | None:
   """c when u is (u with V = 0) + V * c exactly (sums, differences, products by constants), else None."""
